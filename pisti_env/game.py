@@ -1,0 +1,496 @@
+"""The Pişti rules engine: one match (or one hand) as a plain Python object.
+
+Everything here follows ``RULES.md``; comments cite its rule numbers. The engine never reads
+the clock or global random state: every random choice comes from the ``random.Random`` seeded
+by the caller (R5, R7).
+
+State is kept in a few flat containers so that a step is cheap and a clone is a handful of
+list copies:
+
+* ``hands[seat]``: the physical cards (``copy * 52 + id``, see :mod:`pisti_env.cards`) in
+  each hand; ``pile``: the table pile, bottom first; ``deck[stock_pos:]``: the stock.
+* ``where[p]``: a location code (``LOC_*`` below) for every physical card. It records both
+  where a card is and who may know it (R30–R31), and is what the observation encoder reads.
+* ``played_by[p]``: ``PLAYED_BY + seat`` for the seat that played card ``p`` face up this
+  hand, or ``NOBODY``.
+
+Per-side counters (captured cards, points, piştis) are updated as cards move, and
+``public_total[side]`` holds every point of that side that all seats can count (R30): the
+match total plus this hand's face-up card points and pişti points; hidden card points and the
+majority join it at the end of the hand.
+
+The bluff variant (R29) will add a pending-claim phase and action ids 52–105; actions are
+already plain ints and ``legal_actions`` already depends on the phase of the turn only through
+``_legal_cards``, so it slots in without a rewrite.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+from .cards import IS_JACK, JACK, NUM_CARD_IDS, POINTS, RANK, TEN_DIAMONDS, card_to_text, parse_card
+from .rules import Settings, make_settings
+
+# --- location codes of a physical card (the ``where`` bytearray) -------------------------
+LOC_STOCK = 0  # in the stock, unseen
+LOC_STOCK_SHOWN = 1  # the shown stock-bottom card, still in the stock (R28)
+LOC_HAND = 2  # + seat: in that seat's hand, known to that seat only
+LOC_HAND_SHOWN = 8  # + seat: the shown stock-bottom card in that seat's hand (R28)
+LOC_PILE_UP = 14  # face up in the table pile
+LOC_PILE_JACK = 15  # a Jack moved to the bottom at the deal: public (R7)
+LOC_PILE_HIDDEN = 16  # a table card never turned up (R8)
+LOC_CAPT_SHOWN = 17  # + side: captured by that side, seen by everyone
+LOC_CAPT_HIDDEN = 23  # + side: never-shown table card captured by that side (R8)
+NUM_LOCS = 29
+PLAYED_BY = 32  # + seat: ``played_by`` code of a card that seat played face up this hand
+NOBODY = 255  # ``played_by`` code of a card nobody has played face up
+# (``where`` and ``played_by`` codes are disjoint so one lookup table can map both.)
+
+HAND_SIZE = 4  # cards per player per deal (R6.2)
+TABLE_SIZE = 4  # cards dealt to the table (R6.1)
+MAJORITY_POINTS = 3  # R21
+PISTI_POINTS = 10  # R13
+
+
+class Game:
+    """One Pişti match (``settings.target`` set) or single hand (``target=None``).
+
+    Args:
+        settings: a validated :class:`~pisti_env.rules.Settings` (default: the standard game).
+        seed: seeds the game's own ``random.Random``: the first dealer (R5) and every shuffle.
+        deck: optional first-hand deck, ``52 * decks`` card ids or text codes, item 0 dealt
+            first (R6). Later hands of a match are shuffled from ``seed``.
+        dealer: optional dealer seat of the first hand (otherwise drawn from ``seed``).
+
+    Raises ``ValueError``/``TypeError`` for a bad deck or dealer; the object is then not built.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        seed: int | None = None,
+        deck: Sequence[int | str] | None = None,
+        dealer: int | None = None,
+    ) -> None:
+        if settings is None:
+            settings = Settings()
+        elif not isinstance(settings, Settings):
+            raise TypeError(f"settings must be a pisti_env.Settings, got {type(settings).__name__}")
+        self.settings = settings
+        n = settings.num_players
+        self.num_players = n
+        self.num_sides = settings.num_sides
+        self.side_of = tuple(settings.side_of(s) for s in range(n))
+        self.rng = random.Random(seed)
+        # The dealer is always drawn, so a given dealer does not change the decks a seed deals.
+        drawn_dealer = self.rng.randrange(n)
+        if dealer is not None:
+            if isinstance(dealer, bool) or not hasattr(dealer, "__index__"):
+                raise TypeError(f"dealer must be an int seat 0..{n - 1}, got {type(dealer).__name__} {dealer!r}")
+            dealer = int(dealer)
+            if not 0 <= dealer < n:
+                raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer}")
+        else:
+            dealer = drawn_dealer
+        first_deck = None if deck is None else self._physical_deck(self._validated_deck(deck))
+
+        self.match_scores = [0] * self.num_sides
+        self.public_total = [0] * self.num_sides
+        self.hands_completed = 0
+        self.hand_results: list[list[dict[str, int]]] = []
+        self.done = False
+        self.winner: int | None = None  # winning side once done; None for a drawn single hand
+        self.history: list[tuple[int, int]] = []  # (seat, card id) of every play this hand
+        self._start_hand(dealer, first_deck)
+
+    # ------------------------------------------------------------------ public queries
+    @property
+    def current_seat(self) -> int:
+        """The seat to move (meaningless once :attr:`done`)."""
+        return self.turn
+
+    @property
+    def last_hand_result(self) -> list[dict[str, int]] | None:
+        """Per-side result of the last finished hand (see :meth:`hand_scores`), or ``None``."""
+        return self.hand_results[-1] if self.hand_results else None
+
+    def legal_actions(self) -> list[int]:
+        """Sorted card ids the seat to move may play (R9: any card in its hand)."""
+        if self.done:
+            return []
+        return self._legal_cards(self.turn)
+
+    def _legal_cards(self, seat: int) -> list[int]:
+        if self.settings.decks == 1:
+            return sorted(self.hands[seat])
+        return sorted({p % NUM_CARD_IDS for p in self.hands[seat]})
+
+    def hand_card_ids(self, seat: int) -> list[int]:
+        """Card ids in ``seat``'s hand, sorted (a card held twice, with two decks, twice)."""
+        return sorted(p % NUM_CARD_IDS for p in self.hands[seat])
+
+    @property
+    def stock_size(self) -> int:
+        return len(self.deck) - self.stock_pos
+
+    @property
+    def pile_top(self) -> int | None:
+        """Card id of the face-up top card of the pile, or ``None`` when the pile is empty."""
+        return self.pile[-1] % NUM_CARD_IDS if self.pile else None
+
+    def pile_hidden_count(self) -> int:
+        """Table cards in the pile that were never turned up (R8); public knowledge."""
+        where = self.where
+        return sum(1 for c in self.pile if where[c] == LOC_PILE_HIDDEN)
+
+    def hand_scores(self) -> list[dict[str, int]]:
+        """Score breakdown of the hand in progress per side, counting every card (omniscient).
+
+        Keys: ``cards``, ``card_points``, ``majority``, ``pisti``, ``double_pisti``,
+        ``pisti_points``, ``total`` (R20–R22). Majority is awarded as if the hand ended now.
+        """
+        counts = self.captured_count
+        best = max(counts)
+        majority_side = counts.index(best) if counts.count(best) == 1 else -1
+        result = []
+        for side in range(self.num_sides):
+            majority = MAJORITY_POINTS if side == majority_side else 0
+            result.append(
+                {
+                    "cards": counts[side],
+                    "card_points": self.card_points[side],
+                    "majority": majority,
+                    "pisti": self.pisti_count[side],
+                    "double_pisti": self.double_pisti_count[side],
+                    "pisti_points": self.pisti_points[side],
+                    "total": self.card_points[side] + majority + self.pisti_points[side],
+                }
+            )
+        return result
+
+    # ------------------------------------------------------------------ the move
+    def step(self, action: int) -> None:
+        """Play card ``action`` (a card id) face up for the seat to move (R9–R19).
+
+        Raises ``TypeError`` for a non-integer action and ``ValueError`` for an id out of
+        range, a card not in the hand, or a finished game; the state is then unchanged.
+        """
+        if self.done:
+            raise ValueError("the game is over: no more actions; start a new game (env.reset())")
+        seat = self.turn
+        hand = self.hands[seat]
+        if action.__class__ is int and 0 <= action < NUM_CARD_IDS and action in hand:
+            p = action
+        else:
+            p = self._resolve_action(action, seat)
+        hand.remove(p)
+        self.played_by[p] = PLAYED_BY + seat
+        self.history.append((seat, p % NUM_CARD_IDS))
+        self.in_hands -= 1
+        pile = self.pile
+        rank = RANK[p]
+        if pile and (rank == RANK[pile[-1]] or rank == JACK):  # R10, R11
+            self._capture(p, seat)
+        else:  # R12 (and R11: a Jack on an empty pile just lies there)
+            pile.append(p)
+            self.where[p] = LOC_PILE_UP
+
+        if self.in_hands:
+            n = self.num_players
+            nxt = seat + 1 if seat + 1 < n else 0
+            hands = self.hands
+            while not hands[nxt]:  # R27: a seat with an empty hand is skipped
+                nxt = nxt + 1 if nxt + 1 < n else 0
+            self.turn = nxt
+        elif self.stock_pos < len(self.deck):
+            self._deal_round()  # R18
+        else:
+            self._end_hand()
+
+    def _resolve_action(self, action: Any, seat: int) -> int:
+        """Slow path of :meth:`step`: validate the action and find the physical card."""
+        if isinstance(action, bool) or not hasattr(action, "__index__") or isinstance(action, str):
+            raise TypeError(
+                f"an action must be an int card id 0..{NUM_CARD_IDS - 1}, got {type(action).__name__} {action!r}"
+            )
+        card = int(action)
+        legal = self._legal_cards(seat)
+        if not 0 <= card < NUM_CARD_IDS:
+            raise ValueError(
+                f"action {card} is out of range: actions are card ids 0..{NUM_CARD_IDS - 1}; "
+                f"legal now: {legal} ({', '.join(card_to_text(c) for c in legal)})"
+            )
+        hand = self.hands[seat]
+        for p in (card, card + NUM_CARD_IDS):
+            if p in hand:
+                return p
+        raise ValueError(
+            f"illegal action {card} ({card_to_text(card)}): seat {seat} does not hold that card; "
+            f"legal now: {legal} ({', '.join(card_to_text(c) for c in legal)})"
+        )
+
+    def _capture(self, p: int, seat: int) -> None:
+        """Seat takes the whole pile with card ``p`` (R10, R11), scoring a pişti if any (R13–R17)."""
+        pile = self.pile
+        where = self.where
+        side = self.side_of[seat]
+        settings = self.settings
+        if len(pile) == 1:
+            lone = pile[0]
+            pisti_points = 0
+            if not IS_JACK[p]:  # R13: same rank, not a Jack
+                pisti_points = PISTI_POINTS
+                double = False
+            elif IS_JACK[lone]:  # R14: Jack on a lone Jack
+                pisti_points = settings.double_pisti
+                double = pisti_points == 20
+            # else: a Jack on a lone non-Jack is a plain capture (R13)
+            if pisti_points and (settings.last_card_pisti or self.in_hands or self.stock_pos < len(self.deck)):
+                # R17: the 10♦ bonus (a Jack-on-Jack pişti can never hold the 10♦).
+                if p % NUM_CARD_IDS == TEN_DIAMONDS or lone % NUM_CARD_IDS == TEN_DIAMONDS:
+                    pisti_points += settings.ten_diamonds_pisti_bonus
+                if double:
+                    self.double_pisti_count[side] += 1
+                else:
+                    self.pisti_count[side] += 1
+                self.pisti_points[side] += pisti_points
+                self.public_points[side] += pisti_points
+                self.public_total[side] += pisti_points
+            # R16: with last_card_pisti=False the last card's pişti scores nothing; capture stands.
+        shown = LOC_CAPT_SHOWN + side
+        hidden_points = public_points = 0
+        for c in pile:
+            if where[c] == LOC_PILE_HIDDEN:  # R8: known from now on to the capturing side only
+                where[c] = LOC_CAPT_HIDDEN + side
+                hidden_points += POINTS[c]
+            else:
+                where[c] = shown
+                public_points += POINTS[c]
+        where[p] = shown
+        public_points += POINTS[p]
+        self.captured_count[side] += len(pile) + 1
+        self.card_points[side] += public_points + hidden_points
+        self.public_points[side] += public_points
+        self.public_total[side] += public_points
+        self.last_capturer = side
+        pile.clear()
+
+    # ------------------------------------------------------------------ deal and hand end
+    def _start_hand(self, dealer: int, deck: list[int] | None) -> None:
+        n, sides = self.num_players, self.num_sides
+        settings = self.settings
+        while deck is None:  # R7: a void deal is dealt again from a fresh shuffle
+            deck = list(range(settings.num_cards))
+            self.rng.shuffle(deck)
+            if settings.show_stock_bottom:
+                _cut_stock_bottom(deck)
+            if all(IS_JACK[c] for c in deck[:TABLE_SIZE]):
+                deck = None
+        self.dealer = dealer
+        self.deck = deck
+        self.where = bytearray(settings.num_cards)  # every card starts as LOC_STOCK
+        self.played_by = bytearray([NOBODY]) * settings.num_cards
+        self.hands = [[] for _ in range(n)]
+        self.captured_count = [0] * sides
+        self.card_points = [0] * sides
+        self.public_points = [0] * sides
+        self.pisti_count = [0] * sides
+        self.double_pisti_count = [0] * sides
+        self.pisti_points = [0] * sides
+        self.last_capturer = -1
+        self.history = []
+        self.stock_bottom = deck[-1] if settings.show_stock_bottom else None  # R28
+        if self.stock_bottom is not None:
+            self.where[self.stock_bottom] = LOC_STOCK_SHOWN
+
+        # R6.1: items 0..3 to the table, item 3 on top face up, the rest face down.
+        pile = list(deck[:TABLE_SIZE])
+        for c in pile:
+            self.where[c] = LOC_PILE_HIDDEN
+        # R7: while the top card is a Jack, move it to the bottom (public) and turn up the next.
+        while IS_JACK[pile[-1]]:
+            jack = pile.pop()
+            pile.insert(0, jack)
+            self.where[jack] = LOC_PILE_JACK
+        self.where[pile[-1]] = LOC_PILE_UP
+        self.pile = pile
+        self.stock_pos = TABLE_SIZE
+        self.in_hands = 0
+        self._deal_round()
+
+    def _deal_round(self) -> None:
+        """R6.2/R18/R27: four cards each, one at a time, from the first player round; stop when
+        the stock runs out."""
+        n = self.num_players
+        deck, pos, end = self.deck, self.stock_pos, len(self.deck)
+        hands, where = self.hands, self.where
+        first = (self.dealer + 1) % n
+        dealt = 0
+        for _ in range(HAND_SIZE):
+            for i in range(n):
+                if pos == end:
+                    break
+                seat = (first + i) % n
+                c = deck[pos]
+                pos += 1
+                hands[seat].append(c)
+                where[c] = (LOC_HAND_SHOWN if where[c] == LOC_STOCK_SHOWN else LOC_HAND) + seat
+                dealt += 1
+        self.stock_pos = pos
+        self.in_hands = dealt
+        self.turn = first  # the first player always receives a card
+
+    def _end_hand(self) -> None:
+        """R19 sweep, R20–R23 scoring, R24–R26 match bookkeeping, R5 next dealer."""
+        pile = self.pile
+        if pile:
+            # R19: the last capturer takes what is left; not a capture and never a pişti.
+            # (Safety net from seed 000: the dealer's side if nobody captured at all.)
+            side = self.last_capturer if self.last_capturer >= 0 else self.side_of[self.dealer]
+            where = self.where
+            for c in pile:
+                hidden = where[c] == LOC_PILE_HIDDEN
+                where[c] = (LOC_CAPT_HIDDEN if hidden else LOC_CAPT_SHOWN) + side
+                self.card_points[side] += POINTS[c]
+            self.captured_count[side] += len(pile)
+            pile.clear()
+        result = self.hand_scores()
+        for side, r in enumerate(result):
+            self.match_scores[side] += r["total"]
+            self.public_points[side] = r["total"]  # everything is public at the end (R30)
+        self.public_total = list(self.match_scores)
+        self.hand_results.append(result)
+        self.hands_completed += 1
+
+        scores = self.match_scores
+        best = max(scores)
+        leaders = [s for s in range(self.num_sides) if scores[s] == best]
+        target = self.settings.target
+        if target is None:  # single hand: equal highest totals are a draw (R25)
+            self.done = True
+            self.winner = leaders[0] if len(leaders) == 1 else None
+            return
+        if best >= target and len(leaders) == 1:  # R25
+            runner_up = max(s for i, s in enumerate(scores) if i != leaders[0])
+            if best - runner_up >= self.settings.win_margin:  # R26
+                self.done = True
+                self.winner = leaders[0]
+                return
+        self._start_hand((self.dealer + 1) % self.num_players, None)  # R5
+
+    # ------------------------------------------------------------------ copies
+    def clone(self) -> "Game":
+        """An independent copy (the random generator included)."""
+        g = Game.__new__(Game)
+        g.__dict__.update(self.__dict__)
+        g.rng = random.Random()
+        g.rng.setstate(self.rng.getstate())
+        g.hands = [list(h) for h in self.hands]
+        g.pile = list(self.pile)
+        g.deck = list(self.deck)
+        g.where = bytearray(self.where)
+        g.played_by = bytearray(self.played_by)
+        for name in (
+            "match_scores", "public_total", "captured_count", "card_points", "public_points",
+            "pisti_count", "double_pisti_count", "pisti_points", "history", "hand_results",
+        ):
+            setattr(g, name, list(getattr(self, name)))
+        return g
+
+    def unknown_cards(self, seat: int) -> list[int]:
+        """Physical cards whose identity ``seat`` cannot know (R31), ascending; see
+        :func:`unknown_location_codes`."""
+        unknown = unknown_location_codes(seat, self.side_of[seat])
+        return [p for p, loc in enumerate(self.where) if loc in unknown]
+
+    def determinize(self, seat: int, rng: random.Random | int | None = None) -> "Game":
+        """A copy in which everything ``seat`` cannot know (R31) is dealt again uniformly.
+
+        The unknown cards (:meth:`unknown_cards`) are shuffled among their places (hand slots,
+        stock positions, hidden table and captured cards), so hand sizes, the stock size and
+        everything the seat has seen are kept. The copy's generator is reseeded from ``rng`` so
+        it does not reveal the real shuffles of later hands either.
+        """
+        if isinstance(seat, bool) or not hasattr(seat, "__index__") or not 0 <= int(seat) < self.num_players:
+            raise ValueError(f"seat must be an int 0..{self.num_players - 1}, got {seat!r}")
+        if not isinstance(rng, random.Random):
+            rng = random.Random(rng)
+        g = self.clone()
+        unknown = self.unknown_cards(int(seat))
+        shuffled = list(unknown)
+        rng.shuffle(shuffled)
+        mapping = dict(zip(unknown, shuffled))
+        g.hands = [[mapping.get(c, c) for c in h] for h in g.hands]
+        g.pile = [mapping.get(c, c) for c in g.pile]
+        g.deck = [mapping.get(c, c) for c in g.deck]
+        for old, new in mapping.items():
+            g.where[new] = self.where[old]
+            g.played_by[new] = self.played_by[old]
+        # Hidden captured cards may now score differently for the other sides.
+        g.card_points = [0] * self.num_sides
+        for p, loc in enumerate(g.where):
+            if LOC_CAPT_SHOWN <= loc < LOC_CAPT_HIDDEN + 6:
+                g.card_points[(loc - LOC_CAPT_SHOWN) % 6] += POINTS[p]
+        g.rng = random.Random(rng.getrandbits(64))
+        return g
+
+    # ------------------------------------------------------------------ deck helpers
+    def _validated_deck(self, deck: Sequence[int | str]) -> list[int]:
+        """Card ids of a deck given by the caller, checked (R6, R7, R27)."""
+        if isinstance(deck, (str, bytes)) or not hasattr(deck, "__len__"):
+            raise TypeError(f"deck must be a list of card ids or text codes, got {type(deck).__name__}")
+        decks = self.settings.decks
+        expected = NUM_CARD_IDS * decks
+        if len(deck) != expected:
+            raise ValueError(f"deck must hold {expected} cards ({decks} deck(s) of 52), got {len(deck)}")
+        ids = [parse_card(c) for c in deck]
+        counts = [0] * NUM_CARD_IDS
+        for c in ids:
+            counts[c] += 1
+        repeated = [card_to_text(c) for c in range(NUM_CARD_IDS) if counts[c] > decks]
+        missing = [card_to_text(c) for c in range(NUM_CARD_IDS) if counts[c] < decks]
+        if repeated or missing:
+            raise ValueError(
+                f"deck must hold every card exactly {decks} time(s): repeated {repeated}, missing {missing}"
+            )
+        if all(IS_JACK[c] for c in ids[:TABLE_SIZE]):
+            raise ValueError("deck deals four Jacks to the table: a void deal (R7); give another deck")
+        return ids
+
+    def _physical_deck(self, ids: list[int]) -> list[int]:
+        """Physical indices for a list of ids: the second copy of an id becomes ``id + 52``."""
+        seen = [False] * NUM_CARD_IDS
+        deck = []
+        for c in ids:
+            deck.append(c + NUM_CARD_IDS if seen[c] else c)
+            seen[c] = True
+        if self.settings.show_stock_bottom:
+            _cut_stock_bottom(deck)
+        return deck
+
+
+def unknown_location_codes(seat: int, side: int) -> frozenset[int]:
+    """Location codes whose cards ``seat`` (of ``side``) cannot identify (R31): the unseen stock,
+    other seats' hands (not the shown stock bottom, R28), table cards never turned up (R8)
+    unless its own side captured them. The observation encoder and :meth:`Game.determinize`
+    both use this one definition."""
+    codes = {LOC_STOCK, LOC_PILE_HIDDEN}
+    codes.update(LOC_HAND + s for s in range(6) if s != seat)
+    codes.update(LOC_CAPT_HIDDEN + s for s in range(6) if s != side)
+    return frozenset(codes)
+
+
+def _cut_stock_bottom(deck: list[int]) -> None:
+    """R28: the shown bottom card is never a Jack; move the last non-Jack to the end."""
+    if IS_JACK[deck[-1]]:
+        i = max(i for i, c in enumerate(deck) if not IS_JACK[c])
+        deck.append(deck.pop(i))
+
+
+def new_game(
+    *, seed: int | None = None, deck: Sequence[int | str] | None = None, dealer: int | None = None, **settings: Any
+) -> Game:
+    """Convenience: ``Game(make_settings(**settings), seed=..., deck=..., dealer=...)``."""
+    return Game(make_settings(**settings), seed=seed, deck=deck, dealer=dealer)

@@ -1,0 +1,157 @@
+"""The settings of RULES.md's table: defaults and validation with clear errors.
+
+``Settings`` is immutable; build it with :func:`make_settings` (or ``Settings.make``), which
+checks every value and names the setting and what is allowed when one is wrong.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+MAX_SEATS = 6
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Game settings (RULES.md, "Settings"). Construct with :meth:`make` to validate.
+
+    Attributes:
+        num_players: 2, 3 or 4 players; 5 or 6 need ``decks=2`` (R3, R27).
+        partnerships: seats 0+2 against 1+3 (R4); 4 players only, default true with 4 players.
+        target: match target (R24); ``None`` plays a single hand.
+        win_margin: the match winner must lead by at least this many points (R26); 0 = off.
+        double_pisti: points for a Jack taking a lone Jack: 20, 10 (ordinary pişti) or 0 (R14).
+        last_card_pisti: whether a pişti with the hand's very last card scores (R16).
+        ten_diamonds_pisti_bonus: extra points for a pişti involving the 10♦: 0 or 3 (R17).
+        decks: 1, or 2 for 5–6 players (R27).
+        show_stock_bottom: the deck's last card is shown to everyone at the deal (R28).
+        bluff: the bluff variant (R29) — not supported yet.
+        bluff_jack_double: doubled bluff stakes on a lone Jack (R29) — not supported yet.
+    """
+
+    num_players: int = 2
+    partnerships: bool = False
+    target: int | None = 151
+    win_margin: int = 0
+    double_pisti: int = 20
+    last_card_pisti: bool = True
+    ten_diamonds_pisti_bonus: int = 0
+    decks: int = 1
+    show_stock_bottom: bool = False
+    bluff: bool = False
+    bluff_jack_double: bool = False
+
+    @classmethod
+    def make(cls, **kwargs: Any) -> "Settings":
+        return make_settings(**kwargs)
+
+    # --- derived quantities -------------------------------------------------------------
+    @property
+    def num_sides(self) -> int:
+        return 2 if self.partnerships else self.num_players
+
+    def side_of(self, seat: int) -> int:
+        """The side (team) of a seat: seat % 2 with partnerships (R4), else the seat itself."""
+        return seat % 2 if self.partnerships else seat
+
+    @property
+    def num_cards(self) -> int:
+        """Physical cards in play: 52 per deck."""
+        return 52 * self.decks
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+_FIELDS = {f.name for f in dataclasses.fields(Settings)}
+
+
+def _check_int(name: str, value: Any, allowed: str) -> int:
+    # numbers.Integral admits NumPy integers; bool is an int subclass but never a valid count.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"setting {name!r} must be an int ({allowed}), got {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        if type(value).__name__ == "bool_":  # numpy bool
+            return bool(value)
+        raise TypeError(f"setting {name!r} must be a bool (True or False), got {type(value).__name__} {value!r}")
+    return value
+
+
+def make_settings(**kwargs: Any) -> Settings:
+    """Validated :class:`Settings` from keyword arguments named as in RULES.md's table.
+
+    Raises ``TypeError`` for a value of the wrong type and ``ValueError`` for an unknown
+    setting name or a value that is not allowed (the message names both).
+    """
+    unknown = sorted(set(kwargs) - _FIELDS)
+    if unknown:
+        raise ValueError(f"unknown setting(s) {unknown}; allowed settings are {sorted(_FIELDS)}")
+
+    num_players = _check_int("num_players", kwargs.get("num_players", 2), "2..6")
+    decks = _check_int("decks", kwargs.get("decks", 1), "1 or 2")
+    if decks not in (1, 2):
+        raise ValueError(f"setting 'decks' must be 1 or 2, got {decks}")
+    if num_players not in (2, 3, 4, 5, 6):
+        raise ValueError(f"setting 'num_players' must be 2, 3 or 4 (5 or 6 with decks=2), got {num_players}")
+    if num_players >= 5 and decks != 2:
+        raise ValueError(f"setting 'num_players'={num_players} needs decks=2 (R27); 1 deck allows 2, 3 or 4 players")
+    if decks == 2 and num_players < 5:
+        raise ValueError(f"setting 'decks'=2 is only for 5 or 6 players (R27), got num_players={num_players}")
+
+    partnerships_raw = kwargs.get("partnerships", None)
+    if partnerships_raw is None:
+        partnerships = num_players == 4
+    else:
+        partnerships = _check_bool("partnerships", partnerships_raw)
+        if partnerships and num_players != 4:
+            raise ValueError(
+                f"setting 'partnerships'=True needs exactly 4 players (R4), got num_players={num_players}"
+            )
+
+    target = kwargs.get("target", 151)
+    if target is not None:
+        target = _check_int("target", target, "a positive int, or None for a single hand")
+        if target <= 0:
+            raise ValueError(f"setting 'target' must be a positive int or None (single hand), got {target}")
+
+    win_margin = _check_int("win_margin", kwargs.get("win_margin", 0), "0 or more")
+    if win_margin < 0:
+        raise ValueError(f"setting 'win_margin' must be 0 (off) or a positive int, got {win_margin}")
+
+    double_pisti = _check_int("double_pisti", kwargs.get("double_pisti", 20), "20, 10 or 0")
+    if double_pisti not in (20, 10, 0):
+        raise ValueError(f"setting 'double_pisti' must be 20, 10 or 0 (R14), got {double_pisti}")
+
+    bonus = _check_int("ten_diamonds_pisti_bonus", kwargs.get("ten_diamonds_pisti_bonus", 0), "0 or 3")
+    if bonus not in (0, 3):
+        raise ValueError(f"setting 'ten_diamonds_pisti_bonus' must be 0 or 3 (R17), got {bonus}")
+
+    last_card_pisti = _check_bool("last_card_pisti", kwargs.get("last_card_pisti", True))
+    show_stock_bottom = _check_bool("show_stock_bottom", kwargs.get("show_stock_bottom", False))
+    bluff = _check_bool("bluff", kwargs.get("bluff", False))
+    bluff_jack_double = _check_bool("bluff_jack_double", kwargs.get("bluff_jack_double", False))
+    if bluff or bluff_jack_double:
+        raise ValueError(
+            "settings 'bluff' and 'bluff_jack_double' (R29) are not supported yet; allowed value: False"
+        )
+
+    return Settings(
+        num_players=num_players,
+        partnerships=partnerships,
+        target=target,
+        win_margin=win_margin,
+        double_pisti=double_pisti,
+        last_card_pisti=last_card_pisti,
+        ten_diamonds_pisti_bonus=bonus,
+        decks=decks,
+        show_stock_bottom=show_stock_bottom,
+        bluff=bluff,
+        bluff_jack_double=bluff_jack_double,
+    )
