@@ -140,11 +140,6 @@ class Game:
         """Card id of the face-up top card of the pile, or ``None`` when the pile is empty."""
         return self.pile[-1] % NUM_CARD_IDS if self.pile else None
 
-    def pile_hidden_count(self) -> int:
-        """Table cards in the pile that were never turned up (R8); public knowledge."""
-        where = self.where
-        return sum(1 for c in self.pile if where[c] == LOC_PILE_HIDDEN)
-
     def hand_scores(self) -> list[dict[str, int]]:
         """Score breakdown of the hand in progress per side, counting every card (omniscient).
 
@@ -275,6 +270,7 @@ class Game:
         self.public_points[side] += public_points
         self.public_total[side] += public_points
         self.last_capturer = side
+        self.pile_hidden = 0
         pile.clear()
 
     # ------------------------------------------------------------------ deal and hand end
@@ -316,6 +312,7 @@ class Game:
             self.where[jack] = LOC_PILE_JACK
         self.where[pile[-1]] = LOC_PILE_UP
         self.pile = pile
+        self.pile_hidden = sum(1 for c in pile if self.where[c] == LOC_PILE_HIDDEN)  # public count (R8)
         self.stock_pos = TABLE_SIZE
         self.in_hands = 0
         self._deal_round()
@@ -355,6 +352,7 @@ class Game:
                 where[c] = (LOC_CAPT_HIDDEN if hidden else LOC_CAPT_SHOWN) + side
                 self.card_points[side] += POINTS[c]
             self.captured_count[side] += len(pile)
+            self.pile_hidden = 0
             pile.clear()
         result = self.hand_scores()
         for side, r in enumerate(result):

@@ -80,7 +80,7 @@ class ObservationLayout:
         add("pile_public_jacks", 52, "Jacks moved under the pile at the deal, public (R7)", card)
         for k in range(sides):
             whose = "own side" if k == 0 else f"side +{k}"
-            extra = ", including never-shown table cards it took (R8)" if k == 0 else " face up"
+            extra = ", including never-shown table cards it took (R8)" if k == 0 else " that everyone saw"
             add(f"captured_side_{k}", 52, f"cards {whose} captured this hand{extra}", card)
         for k in range(n):
             who = "self" if k == 0 else f"seat +{k}"
@@ -90,24 +90,35 @@ class ObservationLayout:
         self.num_planes = len(fields)
         self.planes_size = pos
 
-        add("hand_sizes", n, f"cards in hand per seat +0..+{n - 1}, / {HAND_SCALE:g}", 1.0)
-        add("stock_size", 1, f"cards left in the stock, / {CARDS_SCALE:g}", card)
-        add("pile_size", 1, f"cards in the pile, / {CARDS_SCALE:g}", card)
-        add("pile_hidden", 1, "never-turned table cards still in the pile, / 3", 1.0)
-        add("captured_count", sides, f"cards captured this hand per side +0..+{sides - 1}, / {CARDS_SCALE:g}", card)
-        add("pisti_count", sides, f"piştis (double ones included) this hand per side, / {PISTI_COUNT_SCALE:g}", 21.0)
-        add("pisti_points", sides, f"pişti points this hand per side, / {POINTS_SCALE:g}", 11.0)
-        add(
-            "public_hand_points",
-            sides,
-            f"points this hand per side that everyone can count (R30), / {POINTS_SCALE:g}",
-            12.0,
-        )
-        add("match_scores", sides, f"match totals of the finished hands per side, / {POINTS_SCALE:g}", 1e4)
+        # Counts and points: one entry per seat (+0 = self), per side (+0 = own side) or one in
+        # all; the encoder fills this block with one vectorised gather (see ``scalar_sources``).
+        self.counts_start = pos
+        self.scalar_sources: list[tuple[str, str, float]] = []  # (game attribute, per, scale)
+
+        def count(name: str, source: str, per: str, scale: float, meaning: str, high: float) -> None:
+            width = {"seat": n, "side": sides, "one": 1}[per]
+            unit = {"seat": f" per seat +0..+{n - 1}", "side": f" per side +0..+{sides - 1}", "one": ""}[per]
+            add(name, width, f"{meaning}{unit}, / {scale:g}", high)
+            self.scalar_sources.append((source, per, scale))
+
+        count("hand_sizes", "hand_sizes", "seat", HAND_SCALE, "cards in hand", 1.0)
+        count("stock_size", "stock_size", "one", CARDS_SCALE, "cards left in the stock", card)
+        count("pile_size", "pile_size", "one", CARDS_SCALE, "cards in the pile", card)
+        count("pile_hidden", "pile_hidden", "one", 3.0, "never-turned table cards still in the pile (R8)", 1.0)
+        count("captured_count", "captured_count", "side", CARDS_SCALE, "cards captured this hand", card)
+        count("pisti_count", "pisti_count", "side", PISTI_COUNT_SCALE, "piştis this hand (R13)", 21.0)
+        count("double_pisti_count", "double_pisti_count", "side", PISTI_COUNT_SCALE,
+              "double piştis this hand (R14)", 21.0)
+        count("pisti_points", "pisti_points", "side", POINTS_SCALE, "pişti points this hand", 11.0)
+        count("public_hand_points", "public_points", "side", POINTS_SCALE,
+              "points this hand everyone can count (R30: face-up card points and piştis; all at hand end)", 12.0)
+        count("match_scores", "match_scores", "side", POINTS_SCALE,
+              "match totals of the finished hands (R24)", 1e4)
+        count("hands_completed", "hands_completed", "one", HANDS_SCALE, "hands finished in this match", 1e3)
+        self.counts_stop = pos
         add("last_capturer", sides + 1, "side that captured last (one-hot side +0..; last entry: nobody yet)", 1.0)
         add("dealer", n, "the dealer (one-hot seat +0..)", 1.0)
         add("to_move", n, "the seat to move (one-hot seat +0..; all 0 once the episode is over)", 1.0)
-        add("hands_completed", 1, f"hands finished in this match, / {HANDS_SCALE:g}", 1e3)
         add("target", 1, f"match target / {POINTS_SCALE:g} (0 for a single hand)", 1e4)
         add("settings", 10, "num_players/6, partnerships, decks-1, win_margin/10, double_pisti/20, "
             "last_card_pisti, ten_diamonds_pisti_bonus/3, show_stock_bottom, bluff, bluff_jack_double", 1e4)
@@ -128,6 +139,13 @@ class ObservationLayout:
             idx = f"{f.start}" if f.stop - f.start == 1 else f"{f.start}–{f.stop - 1}"
             rows.append(f"| {idx} | `{f.name}` | {f.meaning} |")
         return "\n".join(rows)
+
+
+# The game counters that ``ObservationEncoder.encode`` reads, in the layout's order.
+_COUNT_SOURCES = (
+    "hand_sizes", "stock_size", "pile_size", "pile_hidden", "captured_count", "pisti_count",
+    "double_pisti_count", "pisti_points", "public_points", "match_scores", "hands_completed",
+)
 
 
 class ObservationEncoder:
@@ -170,24 +188,47 @@ class ObservationEncoder:
                 lut[LOC_CAPT_SHOWN + s] = plane(f"captured_side_{(s - side) % sides}")
             lut[LOC_CAPT_HIDDEN + side] = plane("captured_side_0")
             self._lut.append(lut)
-        self._rel_seats = [[(seat + k) % n for k in range(n)] for seat in range(n)]
-        self._rel_sides = [
-            [(settings.side_of(seat) + k) % sides for k in range(sides)] for seat in range(n)
-        ]
+        if tuple(src for src, _, _ in layout.scalar_sources) != _COUNT_SOURCES:
+            raise AssertionError("ObservationLayout's count fields and ObservationEncoder.encode disagree")
+        # Scalars: the game's counters are gathered in absolute seat/side order, then one
+        # fancy index per observer rotates them to seat-relative order and a multiply scales.
+        self._count_gather = []
+        scales = []
+        for seat in range(n):
+            side = settings.side_of(seat)
+            gather = []
+            offset = 0
+            for source, per, scale in layout.scalar_sources:
+                width = {"seat": n, "side": sides, "one": 1}[per]
+                for k in range(width):
+                    rel = {"seat": (seat + k) % n, "side": (side + k) % sides, "one": 0}[per]
+                    gather.append(offset + rel)
+                    if seat == 0:
+                        scales.append(1.0 / scale)
+                offset += width
+            self._count_gather.append(np.array(gather, dtype=np.int64))
+        self._count_scale = np.array(scales, dtype=np.float32)
+        self._rel_side = [[(s - settings.side_of(seat)) % sides for s in range(sides)] for seat in range(n)]
         self._one_deck = settings.decks == 1
+        self._top_offset = layout.by_name["pile_top"].start + NUM_CARD_IDS
+        self._last_capturer = layout.by_name["last_capturer"].start
+        self._dealer = layout.by_name["dealer"].start
+        self._to_move = layout.by_name["to_move"].start
+        # Entries that never change during an episode: the target and the settings.
         s = settings
-        self._settings_vec = [
+        self._template = np.zeros(NUM_CARD_IDS + layout.size, dtype=np.float32)
+        static = self._template[NUM_CARD_IDS:]
+        static[layout["target"]] = 0.0 if s.target is None else s.target / POINTS_SCALE
+        static[layout["settings"]] = [
             s.num_players / 6, float(s.partnerships), float(s.decks - 1), s.win_margin / 10,
             s.double_pisti / 20, float(s.last_card_pisti), s.ten_diamonds_pisti_bonus / 3,
             float(s.show_stock_bottom), float(s.bluff), float(s.bluff_jack_double),
         ]
-        self._target = 0.0 if s.target is None else s.target / POINTS_SCALE
-        self._top_offset = layout.by_name["pile_top"].start + NUM_CARD_IDS
 
     def encode(self, game: Game, seat: int) -> np.ndarray:
         """The observation vector of ``seat`` (float32, ``layout.size`` entries)."""
         layout = self.layout
-        buf = np.zeros(NUM_CARD_IDS + layout.size, dtype=np.float32)
+        buf = self._template.copy()
         idx = self._lut[seat][np.frombuffer(game.where + game.played_by, dtype=np.uint8)]
         idx += self._ids
         if self._one_deck:
@@ -198,30 +239,19 @@ class ObservationEncoder:
         if pile:
             buf[self._top_offset + pile[-1] % NUM_CARD_IDS] = 1.0
         obs = buf[NUM_CARD_IDS:]
-        obs[layout.planes_size :] = self._scalars(game, seat)
+        counts = np.array(
+            [
+                *map(len, game.hands), len(game.deck) - game.stock_pos, len(pile), game.pile_hidden,
+                *game.captured_count, *game.pisti_count, *game.double_pisti_count, *game.pisti_points,
+                *game.public_points, *game.match_scores, game.hands_completed,
+            ],
+            dtype=np.float32,
+        )
+        np.multiply(counts[self._count_gather[seat]], self._count_scale, out=obs[layout.counts_start : layout.counts_stop])
+        n = self.settings.num_players
+        last = game.last_capturer
+        obs[self._last_capturer + (self._rel_side[seat][last] if last >= 0 else self.settings.num_sides)] = 1.0
+        obs[self._dealer + (game.dealer - seat) % n] = 1.0
+        if not game.done:
+            obs[self._to_move + (game.turn - seat) % n] = 1.0
         return obs
-
-    def _scalars(self, game: Game, seat: int) -> list[float]:
-        seats = self._rel_seats[seat]
-        sides = self._rel_sides[seat]
-        hands = game.hands
-        out = [len(hands[s]) / HAND_SCALE for s in seats]
-        out.append((len(game.deck) - game.stock_pos) / CARDS_SCALE)
-        out.append(len(game.pile) / CARDS_SCALE)
-        out.append(game.pile_hidden_count() / 3.0)
-        cc, pc, dc, pp = game.captured_count, game.pisti_count, game.double_pisti_count, game.pisti_points
-        pub, ms = game.public_points, game.match_scores
-        out += [cc[s] / CARDS_SCALE for s in sides]
-        out += [(pc[s] + dc[s]) / PISTI_COUNT_SCALE for s in sides]
-        out += [pp[s] / POINTS_SCALE for s in sides]
-        out += [pub[s] / POINTS_SCALE for s in sides]
-        out += [ms[s] / POINTS_SCALE for s in sides]
-        last = [0.0] * (len(sides) + 1)
-        last[sides.index(game.last_capturer) if game.last_capturer >= 0 else -1] = 1.0
-        out += last
-        out += [1.0 if s == game.dealer else 0.0 for s in seats]
-        out += [1.0 if (s == game.turn and not game.done) else 0.0 for s in seats]
-        out.append(game.hands_completed / HANDS_SCALE)
-        out.append(self._target)
-        out += self._settings_vec
-        return out
