@@ -128,14 +128,16 @@ class raw_env(AECEnv):
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
                 raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
             seeder = random.Random(int(seed))
+            seeder.getrandbits(63)  # so the next unseeded reset does not replay this seed
             game_seed = int(seed)
         else:
-            seeder = self._seeder if self._seeder is not None else random.Random()
+            # Draw from a copy: a reset that fails must not move the generator on.
+            seeder = random.Random()
+            if self._seeder is not None:
+                seeder.setstate(self._seeder.getstate())
             game_seed = seeder.getrandbits(63)
         # Build the game first: a bad deck or dealer raises here and leaves the env untouched.
         game = Game(self.settings, seed=game_seed, deck=options.get("deck"), dealer=options.get("dealer"))
-        if seed is not None:
-            seeder.getrandbits(63)  # the next unseeded reset must not replay this seed
         self._seeder = seeder
         self.game = game
         self.agents = self.possible_agents[:]
@@ -144,7 +146,6 @@ class raw_env(AECEnv):
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self._infos_dirty = False
         self._episode_over = False
         self._public = list(game.public_total)
         self.agent_selection = self.possible_agents[game.turn]
@@ -161,6 +162,8 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ step
     def step(self, action: int | None) -> None:
+        if not self.agents:
+            raise ValueError("the episode is over and every agent has left: call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -171,16 +174,14 @@ class raw_env(AECEnv):
             return
         hands_before = game.hands_completed
         game.step(action)  # raises on a bad action before changing anything
-        if self._infos_dirty:
-            self.infos = {a: {} for a in self.agents}
-            self._infos_dirty = False
+        if self.infos[agent]:
+            self.infos[agent] = {}  # an agent's info lasts until its next move, like its rewards
         self._cumulative_rewards[agent] = 0.0
         self._set_rewards()
         self._accumulate_rewards()
         if game.hands_completed != hands_before:
             info = {"hand_result": game.last_hand_result, "match_scores": list(game.match_scores)}
             self.infos = {a: dict(info, side=self.settings.side_of(self.agent_name_mapping[a])) for a in self.agents}
-            self._infos_dirty = True
         if game.done:
             self.terminations = {a: True for a in self.agents}
             self._episode_over = True
@@ -227,7 +228,6 @@ class raw_env(AECEnv):
         self.terminations = {a: True for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self.infos[agent]["illegal_move"] = True
-        self._infos_dirty = True
         self._episode_over = True
 
     # ------------------------------------------------------------------ render

@@ -1,7 +1,9 @@
 """The settings of RULES.md's table: defaults and validation with clear errors.
 
-``Settings`` is immutable; build it with :func:`make_settings` (or ``Settings.make``), which
-checks every value and names the setting and what is allowed when one is wrong.
+``Settings`` is immutable and validates itself on construction: a bad value raises
+``TypeError`` (wrong type) or ``ValueError`` (value not allowed) naming the setting and what is
+allowed. :func:`make_settings` is the keyword-argument front door that also rejects unknown
+setting names with a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -11,16 +13,15 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-MAX_SEATS = 6
-
 
 @dataclass(frozen=True)
 class Settings:
-    """Game settings (RULES.md, "Settings"). Construct with :meth:`make` to validate.
+    """Game settings (RULES.md, "Settings"), validated on construction.
 
     Attributes:
         num_players: 2, 3 or 4 players; 5 or 6 need ``decks=2`` (R3, R27).
-        partnerships: seats 0+2 against 1+3 (R4); 4 players only, default true with 4 players.
+        partnerships: seats 0+2 against 1+3 (R4); 4 players only. ``None`` (the default) means
+            true with 4 players and false otherwise.
         target: match target (R24); ``None`` plays a single hand.
         win_margin: the match winner must lead by at least this many points (R26); 0 = off.
         double_pisti: points for a Jack taking a lone Jack: 20, 10 (ordinary pişti) or 0 (R14).
@@ -33,7 +34,7 @@ class Settings:
     """
 
     num_players: int = 2
-    partnerships: bool = False
+    partnerships: bool | None = None
     target: int | None = 151
     win_margin: int = 0
     double_pisti: int = 20
@@ -44,9 +45,62 @@ class Settings:
     bluff: bool = False
     bluff_jack_double: bool = False
 
-    @classmethod
-    def make(cls, **kwargs: Any) -> "Settings":
-        return make_settings(**kwargs)
+    def __post_init__(self) -> None:
+        def put(name: str, value: Any) -> None:  # normalise (e.g. NumPy ints) on a frozen object
+            object.__setattr__(self, name, value)
+
+        num_players = _check_int("num_players", self.num_players, "2..6")
+        decks = _check_int("decks", self.decks, "1 or 2")
+        if decks not in (1, 2):
+            raise ValueError(f"setting 'decks' must be 1 or 2, got {decks}")
+        if num_players not in (2, 3, 4, 5, 6):
+            raise ValueError(f"setting 'num_players' must be 2, 3 or 4 (5 or 6 with decks=2), got {num_players}")
+        if num_players >= 5 and decks != 2:
+            raise ValueError(
+                f"setting 'num_players'={num_players} needs decks=2 (R27); one deck allows 2, 3 or 4 players"
+            )
+        if decks == 2 and num_players < 5:
+            raise ValueError(f"setting 'decks'=2 is only for 5 or 6 players (R27), got num_players={num_players}")
+        put("num_players", num_players)
+        put("decks", decks)
+
+        if self.partnerships is None:
+            put("partnerships", num_players == 4)
+        else:
+            partnerships = _check_bool("partnerships", self.partnerships)
+            if partnerships and num_players != 4:
+                raise ValueError(
+                    f"setting 'partnerships'=True needs exactly 4 players (R4), got num_players={num_players}"
+                )
+            put("partnerships", partnerships)
+
+        if self.target is not None:
+            target = _check_int("target", self.target, "a positive int, or None for a single hand")
+            if target <= 0:
+                raise ValueError(f"setting 'target' must be a positive int or None (single hand), got {target}")
+            put("target", target)
+
+        win_margin = _check_int("win_margin", self.win_margin, "0 or more")
+        if win_margin < 0:
+            raise ValueError(f"setting 'win_margin' must be 0 (off) or a positive int, got {win_margin}")
+        put("win_margin", win_margin)
+
+        double_pisti = _check_int("double_pisti", self.double_pisti, "20, 10 or 0")
+        if double_pisti not in (20, 10, 0):
+            raise ValueError(f"setting 'double_pisti' must be 20, 10 or 0 (R14), got {double_pisti}")
+        put("double_pisti", double_pisti)
+
+        bonus = _check_int("ten_diamonds_pisti_bonus", self.ten_diamonds_pisti_bonus, "0 or 3")
+        if bonus not in (0, 3):
+            raise ValueError(f"setting 'ten_diamonds_pisti_bonus' must be 0 or 3 (R17), got {bonus}")
+        put("ten_diamonds_pisti_bonus", bonus)
+
+        for name in ("last_card_pisti", "show_stock_bottom", "bluff", "bluff_jack_double"):
+            put(name, _check_bool(name, getattr(self, name)))
+        if self.bluff or self.bluff_jack_double:
+            raise ValueError(
+                "settings 'bluff' and 'bluff_jack_double' (R29) are not supported yet; allowed value: False"
+            )
 
     # --- derived quantities -------------------------------------------------------------
     @property
@@ -66,7 +120,19 @@ class Settings:
         return dataclasses.asdict(self)
 
 
-_FIELDS = {f.name for f in dataclasses.fields(Settings)}
+SETTING_NAMES = tuple(f.name for f in dataclasses.fields(Settings))
+
+
+def make_settings(**kwargs: Any) -> Settings:
+    """Validated :class:`Settings` from keyword arguments named as in RULES.md's table.
+
+    Raises ``ValueError`` for an unknown setting name, and whatever :class:`Settings` raises for
+    a bad value.
+    """
+    unknown = sorted(set(kwargs) - set(SETTING_NAMES))
+    if unknown:
+        raise ValueError(f"unknown setting(s) {unknown}; allowed settings are {list(SETTING_NAMES)}")
+    return Settings(**kwargs)
 
 
 def _check_int(name: str, value: Any, allowed: str) -> int:
@@ -77,81 +143,8 @@ def _check_int(name: str, value: Any, allowed: str) -> int:
 
 
 def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        if type(value).__name__ == "bool_":  # numpy bool
-            return bool(value)
-        raise TypeError(f"setting {name!r} must be a bool (True or False), got {type(value).__name__} {value!r}")
-    return value
-
-
-def make_settings(**kwargs: Any) -> Settings:
-    """Validated :class:`Settings` from keyword arguments named as in RULES.md's table.
-
-    Raises ``TypeError`` for a value of the wrong type and ``ValueError`` for an unknown
-    setting name or a value that is not allowed (the message names both).
-    """
-    unknown = sorted(set(kwargs) - _FIELDS)
-    if unknown:
-        raise ValueError(f"unknown setting(s) {unknown}; allowed settings are {sorted(_FIELDS)}")
-
-    num_players = _check_int("num_players", kwargs.get("num_players", 2), "2..6")
-    decks = _check_int("decks", kwargs.get("decks", 1), "1 or 2")
-    if decks not in (1, 2):
-        raise ValueError(f"setting 'decks' must be 1 or 2, got {decks}")
-    if num_players not in (2, 3, 4, 5, 6):
-        raise ValueError(f"setting 'num_players' must be 2, 3 or 4 (5 or 6 with decks=2), got {num_players}")
-    if num_players >= 5 and decks != 2:
-        raise ValueError(f"setting 'num_players'={num_players} needs decks=2 (R27); 1 deck allows 2, 3 or 4 players")
-    if decks == 2 and num_players < 5:
-        raise ValueError(f"setting 'decks'=2 is only for 5 or 6 players (R27), got num_players={num_players}")
-
-    partnerships_raw = kwargs.get("partnerships", None)
-    if partnerships_raw is None:
-        partnerships = num_players == 4
-    else:
-        partnerships = _check_bool("partnerships", partnerships_raw)
-        if partnerships and num_players != 4:
-            raise ValueError(
-                f"setting 'partnerships'=True needs exactly 4 players (R4), got num_players={num_players}"
-            )
-
-    target = kwargs.get("target", 151)
-    if target is not None:
-        target = _check_int("target", target, "a positive int, or None for a single hand")
-        if target <= 0:
-            raise ValueError(f"setting 'target' must be a positive int or None (single hand), got {target}")
-
-    win_margin = _check_int("win_margin", kwargs.get("win_margin", 0), "0 or more")
-    if win_margin < 0:
-        raise ValueError(f"setting 'win_margin' must be 0 (off) or a positive int, got {win_margin}")
-
-    double_pisti = _check_int("double_pisti", kwargs.get("double_pisti", 20), "20, 10 or 0")
-    if double_pisti not in (20, 10, 0):
-        raise ValueError(f"setting 'double_pisti' must be 20, 10 or 0 (R14), got {double_pisti}")
-
-    bonus = _check_int("ten_diamonds_pisti_bonus", kwargs.get("ten_diamonds_pisti_bonus", 0), "0 or 3")
-    if bonus not in (0, 3):
-        raise ValueError(f"setting 'ten_diamonds_pisti_bonus' must be 0 or 3 (R17), got {bonus}")
-
-    last_card_pisti = _check_bool("last_card_pisti", kwargs.get("last_card_pisti", True))
-    show_stock_bottom = _check_bool("show_stock_bottom", kwargs.get("show_stock_bottom", False))
-    bluff = _check_bool("bluff", kwargs.get("bluff", False))
-    bluff_jack_double = _check_bool("bluff_jack_double", kwargs.get("bluff_jack_double", False))
-    if bluff or bluff_jack_double:
-        raise ValueError(
-            "settings 'bluff' and 'bluff_jack_double' (R29) are not supported yet; allowed value: False"
-        )
-
-    return Settings(
-        num_players=num_players,
-        partnerships=partnerships,
-        target=target,
-        win_margin=win_margin,
-        double_pisti=double_pisti,
-        last_card_pisti=last_card_pisti,
-        ten_diamonds_pisti_bonus=bonus,
-        decks=decks,
-        show_stock_bottom=show_stock_bottom,
-        bluff=bluff,
-        bluff_jack_double=bluff_jack_double,
-    )
+    if isinstance(value, bool):
+        return value
+    if type(value).__name__ == "bool_":  # a NumPy bool
+        return bool(value)
+    raise TypeError(f"setting {name!r} must be a bool (True or False), got {type(value).__name__} {value!r}")

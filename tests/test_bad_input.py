@@ -1,0 +1,479 @@
+"""Bad input: every wrong setting, deck, dealer, action or seat gets a clear error (the right
+exception type and a message naming the offending thing and what is allowed) and leaves the
+state exactly as it was."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import numpy as np
+import pytest
+
+import pisti_env
+from pisti_env import Game, Settings, card_to_text, make_settings, new_game, parse_card
+
+ALL_TEXT = [card_to_text(c) for c in range(52)]
+
+# --------------------------------------------------------------------------- snapshots
+
+
+def game_snapshot(g: Game) -> dict:
+    """Everything a Game holds (its generator's state included)."""
+    snap = {k: copy.deepcopy(v) for k, v in g.__dict__.items() if k != "rng"}
+    snap["rng"] = g.rng.getstate()
+    return snap
+
+
+def env_snapshot(e) -> dict:
+    raw = e.unwrapped
+    return {
+        "agents": list(raw.agents),
+        "agent_selection": raw.agent_selection,
+        "obs": {a: {k: v.copy() for k, v in raw.observe(a).items()} for a in raw.agents},
+        "rewards": dict(raw.rewards),
+        "cumulative": dict(raw._cumulative_rewards),
+        "terminations": dict(raw.terminations),
+        "truncations": dict(raw.truncations),
+        "infos": copy.deepcopy(raw.infos),
+        "game_id": id(raw.game),
+        "game": game_snapshot(raw.game),
+    }
+
+
+def assert_same_env(before: dict, after: dict) -> None:
+    assert before.keys() == after.keys()
+    for k in before:
+        if k == "obs":
+            assert before["obs"].keys() == after["obs"].keys()
+            for a in before["obs"]:
+                for part in ("observation", "action_mask"):
+                    assert np.array_equal(before["obs"][a][part], after["obs"][a][part]), (a, part)
+        else:
+            assert before[k] == after[k], k
+
+
+def id_order_deck() -> list[str]:
+    """Cards in id order: table A♣ 2♣ 3♣ 4♣ (4♣ up). Dealer 0: seat 1 gets 5♣ 7♣ 9♣ J♣,
+    seat 0 gets 6♣ 8♣ 10♣ Q♣ (R6)."""
+    return list(ALL_TEXT)
+
+
+def fresh_env(**kw):
+    e = pisti_env.env(**kw)
+    e.reset(options={"deck": id_order_deck(), "dealer": 0})
+    return e
+
+
+def fresh_game(**kw) -> Game:
+    return new_game(deck=id_order_deck(), dealer=0, **kw)
+
+
+# --------------------------------------------------------------------------- settings
+
+# (settings, exception type, regex the message must match)
+BAD_SETTINGS = [
+    pytest.param(dict(colour="red"), ValueError, r"unknown setting.*colour.*allowed.*num_players", id="unknown-name"),
+    pytest.param(dict(num_players="2"), TypeError, r"num_players.*int", id="num_players-str"),
+    pytest.param(dict(num_players=True), TypeError, r"num_players.*int.*bool", id="num_players-True"),
+    pytest.param(dict(num_players=2.0), TypeError, r"num_players.*int.*float", id="num_players-float"),
+    pytest.param(dict(target=151.0), TypeError, r"target.*int.*float", id="target-float"),
+    pytest.param(dict(target="151"), TypeError, r"target.*int", id="target-str"),
+    pytest.param(dict(partnerships=1, num_players=4), TypeError, r"partnerships.*bool", id="partnerships-1"),
+    pytest.param(dict(last_card_pisti=1), TypeError, r"last_card_pisti.*bool", id="last_card_pisti-1"),
+    pytest.param(dict(show_stock_bottom=0), TypeError, r"show_stock_bottom.*bool", id="show_stock_bottom-0"),
+    pytest.param(dict(bluff="no"), TypeError, r"bluff.*bool", id="bluff-str"),
+    pytest.param(dict(num_players=3, partnerships=True), ValueError, r"partnerships.*4 players", id="3p-partners"),
+    pytest.param(dict(num_players=2, partnerships=True), ValueError, r"partnerships.*4 players", id="2p-partners"),
+    pytest.param(dict(num_players=5), ValueError, r"num_players.*5.*decks=2", id="5p-one-deck"),
+    pytest.param(dict(num_players=6, decks=1), ValueError, r"num_players.*6.*decks=2", id="6p-one-deck"),
+    pytest.param(dict(num_players=2, decks=2), ValueError, r"decks.*2.*5 or 6 players", id="2-decks-2p"),
+    pytest.param(dict(decks=3, num_players=6), ValueError, r"decks.*1 or 2", id="decks-3"),
+    pytest.param(dict(num_players=1), ValueError, r"num_players.*2, 3 or 4.*got 1", id="1-player"),
+    pytest.param(dict(num_players=7), ValueError, r"num_players.*2, 3 or 4.*got 7", id="7-players"),
+    pytest.param(dict(target=0), ValueError, r"target.*positive.*got 0", id="target-0"),
+    pytest.param(dict(target=-5), ValueError, r"target.*positive.*got -5", id="target-neg"),
+    pytest.param(dict(win_margin=-1), ValueError, r"win_margin.*got -1", id="win_margin-neg"),
+    pytest.param(dict(win_margin=1.5), TypeError, r"win_margin.*int", id="win_margin-float"),
+    pytest.param(dict(double_pisti=15), ValueError, r"double_pisti.*20, 10 or 0.*got 15", id="double_pisti-15"),
+    pytest.param(dict(ten_diamonds_pisti_bonus=2), ValueError, r"ten_diamonds_pisti_bonus.*0 or 3.*got 2", id="bonus-2"),
+    pytest.param(dict(bluff=True), ValueError, r"bluff.*not supported yet", id="bluff"),
+    pytest.param(dict(bluff_jack_double=True), ValueError, r"bluff_jack_double.*not supported yet", id="bluff-jack-double"),
+]
+
+
+@pytest.mark.parametrize("kw, exc, match", BAD_SETTINGS)
+def test_bad_settings_make_settings(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        make_settings(**kw)
+
+
+@pytest.mark.parametrize("kw, exc, match", BAD_SETTINGS)
+def test_bad_settings_new_game(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        new_game(seed=0, **kw)
+
+
+@pytest.mark.parametrize("kw, exc, match", BAD_SETTINGS)
+def test_bad_settings_env(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        pisti_env.env(**kw)
+    with pytest.raises(exc, match=match):
+        pisti_env.raw_env(**kw)
+
+
+# Settings that are well typed but not allowed: a Settings built directly (bypassing
+# make_settings) must not produce a running game.
+BAD_DIRECT_SETTINGS = [
+    pytest.param(dict(num_players=7), r"num_players", id="7-players"),
+    pytest.param(dict(num_players=1), r"num_players", id="1-player"),
+    pytest.param(dict(num_players=2, partnerships=True), r"partnerships", id="2p-partners"),
+    pytest.param(dict(target=0), r"target", id="target-0"),
+    pytest.param(dict(double_pisti=15), r"double_pisti", id="double_pisti-15"),
+    pytest.param(dict(bluff=True), r"bluff.*not supported", id="bluff"),
+]
+
+
+@pytest.mark.parametrize("kw, match", BAD_DIRECT_SETTINGS)
+def test_bad_settings_object_rejected_by_game(kw, match):
+    """``Settings(...)`` is a public dataclass constructor: built directly it must validate as
+    ``make_settings`` does, so ``Game`` never runs with, e.g., 7 players or the unsupported bluff
+    variant. (Found unvalidated in the first commit; the working tree's rules.py now validates
+    in ``Settings.__post_init__``.)"""
+    with pytest.raises((ValueError, TypeError), match=match):
+        Game(Settings(**kw), seed=0)
+
+
+@pytest.mark.parametrize("kw, exc, match", [p for p in BAD_SETTINGS if p.id != "unknown-name"])
+def test_bad_settings_direct_constructor(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        Settings(**kw)
+
+
+def test_settings_unknown_name_direct_constructor():
+    with pytest.raises(TypeError, match="colour"):
+        Settings(colour="red")
+
+
+def test_game_settings_wrong_type():
+    with pytest.raises(TypeError, match=r"settings must be a pisti_env.Settings.*dict"):
+        Game({"num_players": 2})
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(reward="score"), r"reward must be one of \('diff', 'win'\).*'score'"),
+        (dict(illegal_action="ignore"), r"illegal_action must be one of \('raise', 'penalty'\).*'ignore'"),
+        (dict(render_mode="rgb_array"), r"render_mode must be None or one of.*human.*ansi.*'rgb_array'"),
+    ],
+)
+def test_bad_env_arguments(kw, match):
+    with pytest.raises(ValueError, match=match):
+        pisti_env.env(**kw)
+
+
+# --------------------------------------------------------------------------- deck
+
+_REPEATED = ["AC"] + ALL_TEXT[:51]  # A♣ twice, K♠ missing
+_FOUR_JACKS = ["JC", "JD", "JH", "JS"] + [t for t in ALL_TEXT if not t.startswith("J")]
+
+BAD_DECKS = [
+    pytest.param(ALL_TEXT[:51], ValueError, r"deck must hold 52 cards.*got 51", id="51-cards"),
+    pytest.param(ALL_TEXT + ["AC"], ValueError, r"deck must hold 52 cards.*got 53", id="53-cards"),
+    pytest.param([], ValueError, r"deck must hold 52 cards.*got 0", id="empty"),
+    pytest.param(["1X"] + ALL_TEXT[1:], ValueError, r"unknown card text '1X'.*rank.*suit", id="unknown-text"),
+    pytest.param([52] + list(range(1, 52)), ValueError, r"card id 52 is out of range.*0\.\.51", id="id-52"),
+    pytest.param([-1] + list(range(1, 52)), ValueError, r"card id -1 is out of range.*0\.\.51", id="id-neg"),
+    pytest.param(_REPEATED, ValueError, r"repeated \['AC'\].*missing \['KS'\]", id="repeated"),
+    pytest.param(_FOUR_JACKS, ValueError, r"four Jacks.*R7", id="four-jacks"),
+    pytest.param(" ".join(ALL_TEXT), TypeError, r"deck must be a list.*str", id="string"),
+    pytest.param(52, TypeError, r"deck must be a list.*int", id="int"),
+    pytest.param([3.0] + list(range(1, 52)), TypeError, r"card must be an int id 0\.\.51 or a text code.*float", id="float-item"),
+    pytest.param([None] + list(range(1, 52)), TypeError, r"card must be an int id.*NoneType", id="None-item"),
+]
+
+
+@pytest.mark.parametrize("deck, exc, match", BAD_DECKS)
+def test_bad_deck_game(deck, exc, match):
+    with pytest.raises(exc, match=match):
+        new_game(seed=0, deck=deck)
+    with pytest.raises(exc, match=match):
+        Game(make_settings(num_players=3), seed=0, deck=deck)
+
+
+@pytest.mark.parametrize("deck, exc, match", BAD_DECKS)
+def test_bad_deck_reset_keeps_previous_game(deck, exc, match):
+    e = pisti_env.env()
+    e.reset(seed=5)
+    rng = random.Random(5)
+    for _ in range(3):
+        e.step(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]).tolist()))
+    before = env_snapshot(e)
+    with pytest.raises(exc, match=match):
+        e.reset(options={"deck": deck})
+    assert_same_env(before, env_snapshot(e))
+    with pytest.raises(exc, match=match):
+        e.reset(seed=6, options={"deck": deck})
+    assert_same_env(before, env_snapshot(e))
+    # ... and it can still be played on.
+    e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"])[0]))
+    assert len(e.unwrapped.game.history) == 4
+
+
+def test_failed_reset_does_not_advance_the_unseeded_generator():
+    """ENGINE ISSUE (reported): a failed ``reset()`` without a seed must leave the env untouched,
+    its seed generator included: after ``reset(seed=1)``, a rejected reset, then ``reset()``
+    must deal what ``reset(seed=1); reset()`` deals. raw_env.reset draws the game seed from the
+    generator before the deck/dealer are validated."""
+    a, b = pisti_env.env(), pisti_env.env()
+    a.reset(seed=1)
+    b.reset(seed=1)
+    with pytest.raises(ValueError, match="dealer"):
+        a.reset(options={"dealer": 9})
+    with pytest.raises(ValueError, match="deck"):
+        a.reset(options={"deck": ALL_TEXT[:10]})
+    a.reset()
+    b.reset()
+    assert list(a.unwrapped.game.deck) == list(b.unwrapped.game.deck)
+
+
+def test_deck_with_two_decks_needs_104_cards():
+    with pytest.raises(ValueError, match=r"deck must hold 104 cards \(2 deck\(s\) of 52\), got 52"):
+        new_game(num_players=5, decks=2, deck=ALL_TEXT)
+    with pytest.raises(ValueError, match=r"every card exactly 2 time\(s\)"):
+        new_game(num_players=5, decks=2, deck=ALL_TEXT + ALL_TEXT[:51] + ["AC"])
+
+
+# --------------------------------------------------------------------------- reset arguments
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(seed="1"), TypeError, r"seed must be an int or None.*str"),
+        (dict(seed=1.5), TypeError, r"seed must be an int or None.*float"),
+        (dict(seed=True), TypeError, r"seed must be an int or None.*bool"),
+        (dict(options=[("dealer", 0)]), TypeError, r"options must be a dict or None.*list"),
+    ],
+)
+def test_bad_reset_arguments_keep_previous_game(kwargs, exc, match):
+    e = pisti_env.env()
+    e.reset(seed=3)
+    before = env_snapshot(e)
+    with pytest.raises(exc, match=match):
+        e.reset(**kwargs)
+    assert_same_env(before, env_snapshot(e))
+
+
+# --------------------------------------------------------------------------- dealer
+
+
+@pytest.mark.parametrize(
+    "n, dealer, exc, match",
+    [
+        (2, 2, ValueError, r"dealer must be a seat 0\.\.1, got 2"),
+        (4, 4, ValueError, r"dealer must be a seat 0\.\.3, got 4"),
+        (3, 100, ValueError, r"dealer must be a seat 0\.\.2, got 100"),
+        (2, -1, ValueError, r"dealer must be a seat 0\.\.1, got -1"),
+        (2, "1", TypeError, r"dealer must be an int seat 0\.\.1.*str"),
+        (2, 1.0, TypeError, r"dealer must be an int seat 0\.\.1.*float"),
+        (2, True, TypeError, r"dealer must be an int seat 0\.\.1.*bool"),
+    ],
+)
+def test_bad_dealer(n, dealer, exc, match):
+    with pytest.raises(exc, match=match):
+        new_game(num_players=n, seed=0, dealer=dealer)
+    e = pisti_env.env(num_players=n)
+    e.reset(seed=0)
+    before = env_snapshot(e)
+    with pytest.raises(exc, match=match):
+        e.reset(options={"dealer": dealer})
+    assert_same_env(before, env_snapshot(e))
+    with pytest.raises(exc, match=match):
+        e.reset(seed=1, options={"deck": ALL_TEXT, "dealer": dealer})
+    assert_same_env(before, env_snapshot(e))
+
+
+def test_numpy_dealer_accepted():
+    g = new_game(seed=0, dealer=np.int64(1))
+    assert g.dealer == 1 and g.turn == 0
+
+
+# --------------------------------------------------------------------------- actions
+
+# With id_order_deck and dealer 0, seat 1 moves first holding 5♣ 7♣ 9♣ J♣ = ids 4, 6, 8, 10.
+LEGAL_TEXT = r"legal now: \[4, 6, 8, 10\] \(5C, 7C, 9C, JC\)"
+
+BAD_ACTIONS = [
+    pytest.param(-1, ValueError, r"action -1 is out of range.*0\.\.51.*" + LEGAL_TEXT, id="-1"),
+    pytest.param(52, ValueError, r"action 52 is out of range.*0\.\.51.*" + LEGAL_TEXT, id="52"),
+    pytest.param(1000, ValueError, r"action 1000 is out of range.*0\.\.51.*" + LEGAL_TEXT, id="1000"),
+    pytest.param(np.int64(52), ValueError, r"action 52 is out of range", id="np-52"),
+    pytest.param(51, ValueError, r"illegal action 51 \(KS\).*seat 1 does not hold.*" + LEGAL_TEXT, id="not-in-hand-KS"),
+    pytest.param(5, ValueError, r"illegal action 5 \(6C\).*seat 1 does not hold.*" + LEGAL_TEXT, id="opponents-card"),
+    pytest.param(3, ValueError, r"illegal action 3 \(4C\).*does not hold.*" + LEGAL_TEXT, id="table-card"),
+    pytest.param(3.0, TypeError, r"action must be an int card id 0\.\.51.*float 3\.0", id="float"),
+    pytest.param(np.float64(4.0), TypeError, r"action must be an int card id 0\.\.51.*float", id="np-float"),
+    pytest.param("3", TypeError, r"action must be an int card id 0\.\.51.*str '3'", id="str"),
+    pytest.param("5C", TypeError, r"action must be an int card id 0\.\.51.*str '5C'", id="text-code"),
+    pytest.param(None, TypeError, r"action must be an int card id 0\.\.51.*NoneType None", id="None"),
+    pytest.param(True, TypeError, r"action must be an int card id 0\.\.51.*bool True", id="True"),
+    pytest.param(np.bool_(True), TypeError, r"action must be an int card id 0\.\.51.*bool", id="np-bool"),
+    pytest.param([4], TypeError, r"action must be an int card id 0\.\.51.*list", id="list"),
+]
+
+
+@pytest.mark.parametrize("action, exc, match", BAD_ACTIONS)
+def test_bad_action_game(action, exc, match):
+    g = fresh_game()
+    assert g.turn == 1 and g.legal_actions() == [4, 6, 8, 10]
+    before = game_snapshot(g)
+    with pytest.raises(exc, match=match):
+        g.step(action)
+    assert game_snapshot(g) == before
+    g.step(4)  # still playable
+    assert g.history == [(1, 4)]
+
+
+@pytest.mark.parametrize("action, exc, match", BAD_ACTIONS)
+def test_bad_action_env(action, exc, match):
+    e = fresh_env()
+    assert e.agent_selection == "player_1"
+    before = env_snapshot(e)
+    with pytest.raises(exc, match=match):
+        e.step(action)
+    assert_same_env(before, env_snapshot(e))
+    e.step(4)
+    assert e.unwrapped.game.history == [(1, 4)]
+
+
+@pytest.mark.parametrize(
+    "action, match",
+    [
+        (3.0, r"action must be an int card id 0\.\.51.*float"),
+        ("3", r"action must be an int card id 0\.\.51.*str"),
+        (None, r"action must be an int card id 0\.\.51.*NoneType"),
+        (True, r"action must be an int card id 0\.\.51.*bool"),
+    ],
+)
+def test_penalty_mode_still_rejects_wrong_types(action, match):
+    """illegal_action="penalty" punishes an illegal *card*; a value that is not a card id at
+    all is a programming error and still raises, changing nothing."""
+    e = fresh_env(illegal_action="penalty")
+    before = env_snapshot(e)
+    with pytest.raises(TypeError, match=match):
+        e.step(action)
+    assert_same_env(before, env_snapshot(e))
+
+
+@pytest.mark.parametrize("action", [np.int64(4), np.int32(6), np.int8(8), np.uint8(10)])
+def test_numpy_integer_actions_accepted(action):
+    g = fresh_game()
+    g.step(action)
+    assert g.history == [(1, int(action))]
+    assert type(g.history[0][1]) is int
+    e = fresh_env()
+    e.step(action)
+    assert e.unwrapped.game.history == [(1, int(action))]
+    assert e.agent_selection == "player_0"
+
+
+def _finish_game(g: Game) -> None:
+    rng = random.Random(0)
+    while not g.done:
+        g.step(rng.choice(g.legal_actions()))
+
+
+def test_game_step_after_the_end():
+    g = new_game(seed=0, target=None)
+    _finish_game(g)
+    assert g.legal_actions() == []
+    before = game_snapshot(g)
+    for action in (0, 4, None):
+        with pytest.raises(ValueError, match=r"game is over.*reset"):
+            g.step(action)
+    assert game_snapshot(g) == before
+
+
+def _play_env_to_end(e) -> None:
+    rng = random.Random(0)
+    while not e.unwrapped.game.done:
+        e.step(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]).tolist()))
+
+
+@pytest.mark.parametrize("illegal_action", ["raise", "penalty"])
+def test_env_step_with_action_for_terminated_agent(illegal_action):
+    e = pisti_env.env(target=None, illegal_action=illegal_action)
+    e.reset(seed=0)
+    _play_env_to_end(e)
+    assert all(e.terminations.values())
+    before = env_snapshot(e)
+    with pytest.raises(ValueError, match=r"dead.*only valid action is None"):
+        e.step(0)
+    assert_same_env(before, env_snapshot(e))
+    # None is accepted and removes the agents one by one.
+    for _ in range(2):
+        e.step(None)
+    assert e.agents == []
+
+
+def test_wrapped_env_step_after_all_agents_removed_warns_and_changes_nothing():
+    """The wrapped env follows PettingZoo's OrderEnforcingWrapper: a step after every agent is
+    gone logs "step() called after all agents are terminated or truncated. Should reset()
+    first." and does nothing."""
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    e = pisti_env.env(target=None)
+    e.reset(seed=0)
+    _play_env_to_end(e)
+    e.step(None)
+    e.step(None)
+    assert e.agents == []
+    game_before = game_snapshot(e.unwrapped.game)
+    EnvLogger.flush()
+    e.step(0)
+    assert any("step() called after all agents are terminated" in m for m in EnvLogger.mqueue)
+    EnvLogger.flush()
+    assert e.agents == []
+    assert game_snapshot(e.unwrapped.game) == game_before
+
+
+def test_raw_env_step_after_all_agents_removed_clear_error():
+    """ENGINE ISSUE (reported): on the bare ``raw_env`` a step after every agent has been
+    removed fails with ``KeyError: 'player_0'`` (from ``self.terminations[agent]``), which
+    does not say what is wrong. It should raise a clear error telling the caller to reset()."""
+    e = pisti_env.raw_env(target=None)
+    e.reset(seed=0)
+    _play_env_to_end(e)
+    e.step(None)
+    e.step(None)
+    assert e.agents == []
+    game_before = game_snapshot(e.game)
+    with pytest.raises((ValueError, RuntimeError), match=r"reset"):
+        e.step(0)
+    assert game_snapshot(e.game) == game_before
+
+
+# --------------------------------------------------------------------------- determinize
+
+
+@pytest.mark.parametrize("seat", [-1, 2, 7, "0", True, 1.5, None])
+def test_determinize_bad_seat(seat):
+    g = fresh_game()
+    before = game_snapshot(g)
+    with pytest.raises(ValueError, match=r"seat must be an int 0\.\.1, got"):
+        g.determinize(seat, 0)
+    assert game_snapshot(g) == before
+
+
+def test_determinize_bad_seat_4_players():
+    g = new_game(seed=0, num_players=4)
+    with pytest.raises(ValueError, match=r"seat must be an int 0\.\.3, got 4"):
+        g.determinize(4, random.Random(0))
+
+
+def test_determinize_numpy_seat_accepted():
+    g = fresh_game()
+    d = g.determinize(np.int64(1), 0)
+    assert sorted(d.hands[1]) == sorted(g.hands[1])  # its own hand is known to the seat
