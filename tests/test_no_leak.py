@@ -1,0 +1,212 @@
+"""R30/R31: a seat's observation, action mask and rewards depend only on what it may know.
+
+Method: stop a random game at a random moment, take the cards a seat cannot know (R31), deal
+them differently (permute them among their positions in the physical deck), replay the same
+plays from the same dealer and check that nothing the seat sees changes — its observation
+(through the encoder and through the env), its action mask, the rewards. Conversely, a change
+the seat *can* see (one card of its own hand swapped with an unknown one) must show, and the
+permutations must change other seats' views or the true state in some trials, so the test is
+not vacuous.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import pisti_env
+from pisti_env import Game, ObservationEncoder, make_settings
+from pisti_env.game import NOBODY
+
+JACK = 10
+
+
+def rank(card: int) -> int:
+    return card % 13
+
+
+def rules_unknown(g: Game, seat: int) -> set[int]:
+    """What ``seat`` cannot know, computed from the rules and the plays (not from ``g.where``):
+    other seats' hands and the stock (R31) except the shown stock bottom (R28), and the table
+    cards never turned up (R8) unless the seat's own side captured them."""
+    side = g.side_of[seat]
+    unknown: set[int] = set()
+    for other, hand in enumerate(g.hands):
+        if other != seat:
+            unknown.update(hand)
+    unknown.update(g.deck[g.stock_pos :])
+    if g.settings.show_stock_bottom:
+        unknown.discard(g.deck[-1])  # R28: shown to everyone at the deal, wherever it is now
+    # R6.1/R7: item 3 is turned up; while the top is a Jack it goes under and the next turns up.
+    table = list(g.deck[:4])
+    pile = list(table)
+    turned = {pile[-1]}
+    while rank(pile[-1]) == JACK:
+        pile.insert(0, pile.pop())
+        turned.add(pile[-1])
+    hidden = [c for c in table if c not in turned]
+    # R8: the never-turned cards go to the side of the first capture of this hand (R10, R11).
+    top, size, taker = pile[-1] % 52, len(pile), None
+    for s, c in g.history:
+        if size and (rank(c) == rank(top) or rank(c) == JACK):
+            taker = g.side_of[s]
+            break
+        size, top = size + 1, c
+    if taker != side:
+        unknown.update(hidden)
+    return unknown
+
+
+CONFIGS = [
+    dict(num_players=2),
+    dict(num_players=3),
+    dict(num_players=4, partnerships=True),
+    dict(num_players=4, partnerships=False),
+    dict(num_players=5, decks=2),
+    dict(num_players=6, decks=2),
+]
+CONFIGS = [dict(c, show_stock_bottom=ssb, target=None) for c in CONFIGS for ssb in (False, True)]
+
+
+def config_id(kw: dict) -> str:
+    return f"{kw['num_players']}p-{'pairs' if kw.get('partnerships') else 'solo'}-{'ssb' if kw['show_stock_bottom'] else 'nossb'}"
+
+
+def replay_game(settings, deck_ids: list[int], dealer: int, history: list[tuple[int, int]]) -> Game:
+    g = Game(settings, deck=deck_ids, dealer=dealer)
+    for seat, card in history:
+        assert g.turn == seat, "the replay must stay legal"
+        g.step(card)
+    return g
+
+
+def replay_env(kw: dict, deck_ids: list[int], dealer: int, history: list[tuple[int, int]]):
+    """Replays through the env; returns (env, per-step rewards, per-step observation bytes per agent)."""
+    e = pisti_env.env(reward="diff", **kw)
+    e.reset(seed=12345, options={"deck": deck_ids, "dealer": dealer})
+    rewards, observations = [], [{a: e.observe(a)["observation"].tobytes() for a in e.possible_agents}]
+    for seat, card in history:
+        assert e.agent_selection == f"player_{seat}"
+        e.step(card)
+        rewards.append(dict(e.rewards))
+        observations.append({a: e.observe(a)["observation"].tobytes() for a in e.possible_agents})
+    return e, rewards, observations
+
+
+@pytest.mark.parametrize("kw", CONFIGS, ids=config_id)
+def test_R30_R31_observation_is_independent_of_unknown_cards(kw: dict) -> None:
+    settings = make_settings(**kw)
+    enc = ObservationEncoder(settings)
+    n = settings.num_players
+    plays_per_hand = 52 * settings.decks - 4
+    other_changed = state_changed = converse_checked = hidden_unknown_seen = 0
+    trials = 15
+    for trial in range(trials):
+        seed = 7919 * trial + 31 * n + (1 if kw["show_stock_bottom"] else 0)
+        rng = random.Random(seed)
+        # The original game, through the env, stopped at a random moment of the hand.
+        ea = pisti_env.env(reward="diff", **kw)
+        ea.reset(seed=seed)
+        k = rng.randrange(plays_per_hand)
+        rewards_a = []
+        obs_a = [{a: ea.observe(a)["observation"].tobytes() for a in ea.possible_agents}]
+        for _ in range(k):
+            mask = ea.observe(ea.agent_selection)["action_mask"]
+            ea.step(int(rng.choice(np.flatnonzero(mask).tolist())))
+            rewards_a.append(dict(ea.rewards))
+            obs_a.append({a: ea.observe(a)["observation"].tobytes() for a in ea.possible_agents})
+        g = ea.unwrapped.game
+        assert not g.done and len(g.history) == k
+        ids = [p % 52 for p in g.deck]
+        history = list(g.history)
+
+        # Sanity: replaying the original deck gives the very same state.
+        same = replay_game(settings, ids, g.dealer, history)
+        assert [sorted(p % 52 for p in h) for h in same.hands] == [sorted(p % 52 for p in h) for h in g.hands]
+
+        for seat in range(n):
+            unknown = g.unknown_cards(seat)
+            assert len(unknown) == len(set(unknown))
+            assert set(unknown) == rules_unknown(g, seat), f"seat {seat}: unknown_cards disagrees with R8/R28/R31"
+            assert all(g.played_by[p] == NOBODY for p in unknown), "a played card cannot be unknown"
+            hidden_unknown_seen += any(p in g.deck[:4] for p in unknown)
+
+            # Deal the unknown cards differently: permute them among their deck positions.
+            positions = sorted(g.deck.index(p) for p in unknown)
+            perm = [ids[i] for i in positions]
+            rng.shuffle(perm)
+            new_ids = list(ids)
+            for i, c in zip(positions, perm):
+                new_ids[i] = c
+            g2 = replay_game(settings, new_ids, g.dealer, history)
+            assert enc.encode(g2, seat).tobytes() == enc.encode(g, seat).tobytes(), f"seat {seat} sees the unknown cards"
+            assert (g2.legal_actions() if g2.turn == seat else None) == (g.legal_actions() if g.turn == seat else None)
+            assert g2.turn == g.turn
+            other_changed += any(
+                enc.encode(g2, o).tobytes() != enc.encode(g, o).tobytes() for o in range(n) if o != seat
+            )
+            state_changed += [sorted(p % 52 for p in h) for h in g2.hands] != [
+                sorted(p % 52 for p in h) for h in g.hands
+            ] or [p % 52 for p in g2.deck] != ids
+
+            # The same through the env's observe (deck/dealer reset options), at every step so
+            # far, with identical rewards for every agent (diff rewards count public points).
+            eb, rewards_b, obs_b = replay_env(kw, new_ids, g.dealer, history)
+            agent = f"player_{seat}"
+            assert [o[agent] for o in obs_b] == [o[agent] for o in obs_a], f"seat {seat}: env observation leaks"
+            oa, ob = ea.observe(agent), eb.observe(agent)
+            assert ob["observation"].tobytes() == oa["observation"].tobytes()
+            assert ob["action_mask"].tobytes() == oa["action_mask"].tobytes()
+            assert rewards_b == rewards_a, f"seat {seat}: the reward stream depends on unknown cards"
+
+            # Converse: swap one card of the seat's own hand with one unknown card of another id.
+            hand = g.hands[seat]
+            if hand:
+                h = rng.choice(hand)
+                candidates = [u for u in unknown if u % 52 != h % 52]
+                u = rng.choice(candidates)
+                i, j = g.deck.index(h), g.deck.index(u)
+                swapped = list(ids)
+                swapped[i], swapped[j] = swapped[j], swapped[i]
+                g3 = replay_game(settings, swapped, g.dealer, history)
+                assert enc.encode(g3, seat).tobytes() != enc.encode(g, seat).tobytes()
+                if g.turn == seat:
+                    assert g3.legal_actions() != g.legal_actions()
+                converse_checked += 1
+    assert other_changed > 0, "permuting the unknown cards never changed another seat's view: vacuous"
+    assert state_changed > 0, "permuting the unknown cards never changed the true state: vacuous"
+    assert converse_checked >= trials
+    assert hidden_unknown_seen > 0
+
+
+def test_R8_hidden_table_cards_known_to_capturing_side_only() -> None:
+    """A crafted deal: the first capture takes the 3 never-turned table cards; the capturing
+    side then knows them (the partner too), the other side does not (R8, R30, R31)."""
+    from helpers import deck_with_prefix
+
+    # Table: 3C 4C 5C face down, 6C face up. 4 players, dealer 3, so seat 0 plays first.
+    # Seat 0 gets 6D (captures the 4-card pile, R15: no pişti), seats 1-3 get the next cards.
+    deck = deck_with_prefix(["3C", "4C", "5C", "6C", "6D", "7D", "8D", "9D"])
+    g = pisti_env.new_game(num_players=4, partnerships=True, target=None, deck=deck, dealer=3)
+    hidden = {pisti_env.parse_card(c) for c in ("3C", "4C", "5C")}
+    enc = ObservationEncoder(g.settings)
+    for seat in range(4):
+        assert hidden <= set(g.unknown_cards(seat))
+    g.step(pisti_env.parse_card("6D"))
+    assert g.captured_count == [5, 0]
+    for seat in range(4):
+        u = set(g.unknown_cards(seat))
+        assert u == rules_unknown(g, seat)
+        if seat % 2 == 0:  # side 0 took them: both partners know them
+            assert not hidden & u
+            obs = enc.encode(g, seat)
+            plane = obs[enc.layout["captured_side_0"]]
+            assert all(plane[c] == 1 for c in hidden)
+        else:
+            assert hidden <= u
+            obs = enc.encode(g, seat)
+            plane = obs[enc.layout["captured_side_1"]]  # side +1 = side 0 seen from side 1
+            assert not any(plane[c] for c in hidden)
+            assert plane[pisti_env.parse_card("6C")] == 1 and plane[pisti_env.parse_card("6D")] == 1
