@@ -9,6 +9,8 @@ Stable functions (other test files may import them):
   deal, and play also goes round-robin from the first player (R3, R18). So if every player
   plays its cards of a deal in the order they were dealt, the i-th card played is deck item
   ``4 + i``. A deck is therefore ``table + plays`` (missing cards appended in id order).
+* ``deck_with_suffix(prefix, suffix, decks=1) -> list[str]``: ``prefix``, then the remaining
+  cards in id order, then ``suffix`` (the deck's last cards, i.e. the last deal).
 * ``play(g, codes, seats=None)``: play text codes one after another, checking the seat to move.
 * ``play_random(g, rng)``: one random legal move.
 * ``finish_hand_random(g, rng)`` / ``finish_hand_in_order(g)``: play until the hand ends.
@@ -42,6 +44,17 @@ def deck_with_prefix(prefix_codes: Iterable[int | str], decks: int = 1) -> list[
         left[c] -= 1
     rest = [c for c in ALL_CODES for _ in range(left[c])]
     return prefix + rest
+
+
+def deck_with_suffix(
+    prefix: Iterable[int | str], suffix: Iterable[int | str], decks: int = 1
+) -> list[str]:
+    """``prefix`` first, then every remaining card in id order, then ``suffix`` last."""
+    prefix = [card_to_text(parse_card(c)) for c in prefix]
+    suffix = [card_to_text(parse_card(c)) for c in suffix]
+    full = deck_with_prefix(prefix + suffix, decks=decks)
+    rest = full[len(prefix) + len(suffix):]
+    return prefix + rest + suffix
 
 
 def deck_from_plays(table: Sequence[int | str], plays: Sequence[int | str], decks: int = 1) -> list[str]:

@@ -60,7 +60,7 @@ def test_R20_point_table_matches_rules() -> None:
 # --------------------------------------------------------------------------- state checks
 def pile_hidden(g: Game) -> int:
     """The engine's public count of never-turned table cards in the pile (R8)."""
-    return g.pile_hidden if hasattr(g, "pile_hidden") else g.pile_hidden_count()
+    return g.pile_hidden
 
 
 def check_conservation(g: Game) -> None:
