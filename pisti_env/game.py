@@ -196,7 +196,9 @@ class Game:
             n = self.num_players
             nxt = seat + 1 if seat + 1 < n else 0
             hands = self.hands
-            while not hands[nxt]:  # R27: a seat with an empty hand is skipped
+            # R27: a seat whose hand is empty is skipped. (The deal order of R6/R27 fills seats
+            # from the first player on, so this is a guard rather than a branch taken in play.)
+            while not hands[nxt]:
                 nxt = nxt + 1 if nxt + 1 < n else 0
             self.turn = nxt
         elif self.stock_pos < len(self.deck):
