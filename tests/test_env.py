@@ -20,6 +20,7 @@ from gymnasium import spaces
 from pettingzoo.test import api_test, render_test, seed_test
 
 import pisti_env
+from helpers import deck_with_prefix  # tests/helpers.py
 from pisti_env import Game, ObservationLayout, card_to_text, make_settings, parse_card
 
 # --------------------------------------------------------------------------- helpers
@@ -39,14 +40,6 @@ API_CONFIGS = [
     pytest.param(dict(num_players=4, partnerships=False, target=None), id="4p-solo-hand"),
     pytest.param(dict(num_players=4, partnerships=False), id="4p-solo-151"),
 ]
-
-
-def deck_with_prefix(prefix: list[str]) -> list[str]:
-    """A full deck (text codes): ``prefix`` first (item 0 dealt first, R6), then every other
-    card in card-id order."""
-    ids = [parse_card(c) for c in prefix]
-    assert len(set(ids)) == len(ids), "prefix repeats a card"
-    return [card_to_text(c) for c in ids] + [t for c, t in enumerate(ALL_TEXT) if c not in ids]
 
 
 def legal_from_mask(obs) -> list[int]:

@@ -22,30 +22,17 @@ from pisti_env import Game, ObservationEncoder, make_settings, new_game, parse_c
 from pisti_env import game as game_mod
 from pisti_env.cards import card_to_text
 
-try:  # works whether or not tests/ is a package
-    from tests.helpers import (
-        ALL_CODES,
-        codes,
-        deck_from_plays,
-        deck_with_prefix,
-        deck_with_suffix,
-        finish_hand_in_order,
-        finish_hand_random,
-        play,
-        play_random,
-    )
-except ImportError:  # pragma: no cover
-    from helpers import (  # type: ignore[no-redef]
-        ALL_CODES,
-        codes,
-        deck_from_plays,
-        deck_with_prefix,
-        deck_with_suffix,
-        finish_hand_in_order,
-        finish_hand_random,
-        play,
-        play_random,
-    )
+from helpers import (  # tests/helpers.py; pytest puts tests/ on sys.path
+    ALL_CODES,
+    codes,
+    deck_from_plays,
+    deck_with_prefix,
+    deck_with_suffix,
+    finish_hand_in_order,
+    finish_hand_random,
+    play,
+    play_random,
+)
 
 C = parse_card
 F, O = 1, 0  # 2 players, dealer 0: seat 1 plays first (R5)
