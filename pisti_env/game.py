@@ -19,9 +19,10 @@ Per-side counters (captured cards, points, piştis) are updated as cards move, a
 match total plus this hand's face-up card points and pişti points; hidden card points and the
 majority join it at the end of the hand.
 
-The bluff variant (R29) will add a pending-claim phase and action ids 52–105; actions are
-already plain ints and ``legal_actions`` already depends on the phase of the turn only through
-``_legal_cards``, so it slots in without a rewrite.
+Room for the bluff variant (R29): actions are plain ints, so face-down plays (52–103) and the
+believe/challenge answers (104, 105) extend the same action space; the answer becomes a turn
+of its own (``turn`` moves to the seat that played the lone card, then on); a face-down card
+gets location codes of its own in ``where``, which the observation's lookup tables then map.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ LOC_PILE_JACK = 15  # a Jack moved to the bottom at the deal: public (R7)
 LOC_PILE_HIDDEN = 16  # a table card never turned up (R8)
 LOC_CAPT_SHOWN = 17  # + side: captured by that side, seen by everyone
 LOC_CAPT_HIDDEN = 23  # + side: never-shown table card captured by that side (R8)
-NUM_LOCS = 29
 PLAYED_BY = 32  # + seat: ``played_by`` code of a card that seat played face up this hand
 NOBODY = 255  # ``played_by`` code of a card nobody has played face up
 # (``where`` and ``played_by`` codes are disjoint so one lookup table can map both.)
