@@ -141,8 +141,9 @@ class ObservationLayout:
         return "\n".join(rows)
 
 
-# The game counters that ``ObservationEncoder.encode`` reads, in the layout's order.
-_COUNT_SOURCES = (
+# The game counters the count block is made of, in the layout's order (the encoders of
+# ``Game`` and of the batched engine both read them in this order).
+COUNT_SOURCES = (
     "hand_sizes", "stock_size", "pile_size", "pile_hidden", "captured_count", "pisti_count",
     "double_pisti_count", "pisti_points", "public_points", "match_scores", "hands_completed",
 )
@@ -151,85 +152,87 @@ _COUNT_SOURCES = (
 class ObservationEncoder:
     """Encodes a :class:`~pisti_env.game.Game` for one seat as a float32 vector.
 
-    Card planes come from one lookup table per observer that maps every card's location code
-    (``game.where``) and playing-seat code (``game.played_by``) to a plane, applied to all
-    cards in a single fancy-indexing operation. Row 0 of the scratch buffer is a dump for what
-    the observer may not see.
+    The tables built here are THE encoding; the batched engine applies the very same tables to
+    its tensors:
+
+    * ``plane_lut[seat][code]``: for every location code (``game.where``) and playing-seat code
+      (``game.played_by``), the card plane it lights for that observer: ``k`` means the k-th
+      plane of the layout counted from 1, ``0`` means "not shown to this seat".
+    * ``count_gather[seat]`` and ``count_scale``: the counters of ``COUNT_SOURCES``, laid out in
+      absolute seat/side order, are gathered into seat-relative order and scaled.
+    * ``static``: the entries that never change within an episode (target, settings).
     """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.layout = layout = ObservationLayout(settings)
         n, sides = settings.num_players, settings.num_sides
-        # Card id of each entry of ``where + played_by`` (physical index % 52, twice).
-        self._ids = np.tile(np.arange(settings.num_cards) % NUM_CARD_IDS, 2)
-        # One lookup table per observer maps both location codes (``game.where``) and
-        # playing-seat codes (``game.played_by``) to the offset of a plane in the scratch buffer.
-        self._lut = []
+        plane_number = {f.name: i + 1 for i, f in enumerate(layout.fields[: layout.num_planes])}
+        self.plane_lut = np.zeros((n, 256), dtype=np.int64)
         for seat in range(n):
             side = settings.side_of(seat)
-
-            def plane(name: str) -> int:
-                return layout.by_name[name].start + NUM_CARD_IDS  # +52: past the dump row
-
-            lut = np.zeros(256, dtype=np.int64)  # 0 = the dump row (not shown to this seat)
+            lut = self.plane_lut[seat]
             for code in unknown_location_codes(seat, side):
-                lut[code] = plane("unseen")
-            lut[LOC_HAND + seat] = plane("hand")
-            lut[LOC_HAND_SHOWN + seat] = plane("hand")
+                lut[code] = plane_number["unseen"]
+            lut[LOC_HAND + seat] = plane_number["hand"]
+            lut[LOC_HAND_SHOWN + seat] = plane_number["hand"]
             for other in range(n):
                 if other != seat:
-                    lut[LOC_HAND_SHOWN + other] = plane("stock_bottom")
-                lut[PLAYED_BY + other] = plane(f"played_by_seat_{(other - seat) % n}")
-            lut[LOC_STOCK_SHOWN] = plane("stock_bottom")
-            lut[LOC_PILE_UP] = plane("pile_face_up")
-            lut[LOC_PILE_JACK] = plane("pile_public_jacks")
+                    lut[LOC_HAND_SHOWN + other] = plane_number["stock_bottom"]
+                lut[PLAYED_BY + other] = plane_number[f"played_by_seat_{(other - seat) % n}"]
+            lut[LOC_STOCK_SHOWN] = plane_number["stock_bottom"]
+            lut[LOC_PILE_UP] = plane_number["pile_face_up"]
+            lut[LOC_PILE_JACK] = plane_number["pile_public_jacks"]
             for s in range(sides):
-                lut[LOC_CAPT_SHOWN + s] = plane(f"captured_side_{(s - side) % sides}")
-            lut[LOC_CAPT_HIDDEN + side] = plane("captured_side_0")
-            self._lut.append(lut)
-        if tuple(src for src, _, _ in layout.scalar_sources) != _COUNT_SOURCES:
-            raise AssertionError("ObservationLayout's count fields and ObservationEncoder.encode disagree")
-        # Scalars: the game's counters are gathered in absolute seat/side order, then one
-        # fancy index per observer rotates them to seat-relative order and a multiply scales.
-        self._count_gather = []
-        scales = []
+                lut[LOC_CAPT_SHOWN + s] = plane_number[f"captured_side_{(s - side) % sides}"]
+            lut[LOC_CAPT_HIDDEN + side] = plane_number["captured_side_0"]
+        self.top_plane = plane_number["pile_top"]
+
+        if tuple(src for src, _, _ in layout.scalar_sources) != COUNT_SOURCES:
+            raise AssertionError("ObservationLayout's count fields and COUNT_SOURCES disagree")
+        gathers, scales = [], []
         for seat in range(n):
             side = settings.side_of(seat)
-            gather = []
-            offset = 0
-            for source, per, scale in layout.scalar_sources:
+            gather, offset = [], 0
+            for _source, per, scale in layout.scalar_sources:
                 width = {"seat": n, "side": sides, "one": 1}[per]
                 for k in range(width):
-                    rel = {"seat": (seat + k) % n, "side": (side + k) % sides, "one": 0}[per]
-                    gather.append(offset + rel)
+                    gather.append(offset + {"seat": (seat + k) % n, "side": (side + k) % sides, "one": 0}[per])
                     if seat == 0:
                         scales.append(1.0 / scale)
                 offset += width
-            self._count_gather.append(np.array(gather, dtype=np.int64))
-        self._count_scale = np.array(scales, dtype=np.float32)
-        self._rel_side = [[(s - settings.side_of(seat)) % sides for s in range(sides)] for seat in range(n)]
-        self._one_deck = settings.decks == 1
-        self._top_offset = layout.by_name["pile_top"].start + NUM_CARD_IDS
-        self._last_capturer = layout.by_name["last_capturer"].start
-        self._dealer = layout.by_name["dealer"].start
-        self._to_move = layout.by_name["to_move"].start
-        # Entries that never change during an episode: the target and the settings.
+            gathers.append(gather)
+        self.count_gather = np.array(gathers, dtype=np.int64)
+        self.count_scale = np.array(scales, dtype=np.float32)
+        # Relative index of each side for each observing seat (+0 = own side).
+        self.rel_side = np.array(
+            [[(s - settings.side_of(seat)) % sides for s in range(sides)] for seat in range(n)], dtype=np.int64
+        )
         s = settings
-        self._template = np.zeros(NUM_CARD_IDS + layout.size, dtype=np.float32)
-        static = self._template[NUM_CARD_IDS:]
-        static[layout["target"]] = 0.0 if s.target is None else s.target / POINTS_SCALE
-        static[layout["settings"]] = [
+        self.static = np.zeros(layout.size, dtype=np.float32)
+        self.static[layout["target"]] = 0.0 if s.target is None else s.target / POINTS_SCALE
+        self.static[layout["settings"]] = [
             s.num_players / 6, float(s.partnerships), float(s.decks - 1), s.win_margin / 10,
             s.double_pisti / 20, float(s.last_card_pisti), s.ten_diamonds_pisti_bonus / 3,
             float(s.show_stock_bottom), float(s.bluff), float(s.bluff_jack_double),
         ]
 
+        # Fast paths of ``encode``: plane k starts at buffer offset 52·k (row 0 is the dump).
+        self._buffer_lut = [lut * NUM_CARD_IDS for lut in self.plane_lut]
+        self._ids = np.tile(np.arange(settings.num_cards) % NUM_CARD_IDS, 2)  # of where + played_by
+        self._one_deck = settings.decks == 1
+        self._template = np.concatenate([np.zeros(NUM_CARD_IDS, dtype=np.float32), self.static])
+        self._rel_side = self.rel_side.tolist()
+        self._top_offset = self.top_plane * NUM_CARD_IDS
+        self._last_capturer = layout.by_name["last_capturer"].start
+        self._dealer = layout.by_name["dealer"].start
+        self._to_move = layout.by_name["to_move"].start
+
     def encode(self, game: Game, seat: int) -> np.ndarray:
         """The observation vector of ``seat`` (float32, ``layout.size`` entries)."""
         layout = self.layout
         buf = self._template.copy()
-        idx = self._lut[seat][np.frombuffer(game.where + game.played_by, dtype=np.uint8)]
+        idx = self._buffer_lut[seat][np.frombuffer(game.where + game.played_by, dtype=np.uint8)]
         idx += self._ids
         if self._one_deck:
             buf[idx] = 1.0
@@ -247,7 +250,7 @@ class ObservationEncoder:
             ],
             dtype=np.float32,
         )
-        np.multiply(counts[self._count_gather[seat]], self._count_scale, out=obs[layout.counts_start : layout.counts_stop])
+        np.multiply(counts[self.count_gather[seat]], self.count_scale, out=obs[layout.counts_start : layout.counts_stop])
         n = self.settings.num_players
         last = game.last_capturer
         obs[self._last_capturer + (self._rel_side[seat][last] if last >= 0 else self.settings.num_sides)] = 1.0
