@@ -1,0 +1,81 @@
+"""The player interface shared by scripted baselines and trained policies.
+
+A player is an object with ``act(view) -> card id`` and ``reset(seed)``: the harness, the
+AEC loop and the tests never care which kind they hold. ``view`` is a
+:class:`~pisti_env.agents.view.SeatView`: everything the seat may know and nothing else
+(R30–R31). A player that wants the environment's observation vector calls
+``view.observation()``.
+
+Every player draws its random choices from its own ``random.Random``, reseeded by
+:meth:`Agent.reset`, so the same seed gives the same play.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol, runtime_checkable
+
+from .view import SeatView
+
+
+@runtime_checkable
+class Player(Protocol):
+    """What the harness needs from any player."""
+
+    def act(self, view: SeatView) -> int:
+        """The card id to play (one of ``view.legal_actions``)."""
+        ...
+
+    def reset(self, seed: int | None = None) -> None:
+        """Prepare for a new hand; reseed the player's randomness when ``seed`` is given."""
+        ...
+
+
+class Agent:
+    """Base class of the scripted players.
+
+    Args:
+        seed: seeds the player's own ``random.Random`` (tie-breaks, sampling). ``None`` draws
+            fresh entropy, so pass a seed for reproducible play.
+
+    Subclasses implement :meth:`choose`; :meth:`act` checks the view first.
+    """
+
+    name = "agent"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the player's generator with ``seed`` (``None`` leaves it as it is)."""
+        if seed is not None:
+            self.rng.seed(seed)
+
+    def act(self, view: SeatView) -> int:
+        """The card id this player plays, always one of ``view.legal_actions``.
+
+        Raises ``TypeError`` if ``view`` is not a :class:`SeatView` (inside the AEC env use
+        :func:`~pisti_env.agents.view.view_for_agent`) and ``ValueError`` if it is not the
+        view's seat's turn.
+        """
+        if not isinstance(view, SeatView):
+            raise TypeError(
+                f"{type(self).__name__}.act expects a pisti_env.agents.SeatView, got {type(view).__name__}; "
+                "build one with SeatView(game, seat) or view_for_agent(env, agent)"
+            )
+        legal = view.legal_actions
+        if not legal:
+            raise ValueError(
+                f"seat {view.seat} has no legal action: it is seat {view.current_seat}'s turn"
+                + (" and the game is over" if view.done else "")
+            )
+        if len(legal) == 1:
+            return legal[0]
+        return self.choose(view, legal)
+
+    def choose(self, view: SeatView, legal: list[int]) -> int:
+        """Pick one of ``legal`` (two or more card ids) for the seat of ``view``."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

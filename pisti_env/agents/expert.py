@@ -1,0 +1,142 @@
+"""``expert``: plays by the tips of the rule texts (``shared/seeds``), with card counting.
+
+Every legal card gets a value in points for the player's side, and the best one is played:
+
+* **Capture** (R10, R11): the pile's points (the cards seen, plus the expected points of the
+  hidden table cards, R8), the card's own points, any pişti (R13–R17, always taken), and a
+  share of the 3 majority points per card (R21). A Jack spent on a pile that is neither big
+  nor valuable costs what holding it is worth (``jack_keep``): Jacks are saved for big or
+  valuable piles, for taking a pile the next player would likely take otherwise, and for the
+  end of the hand (R19: the last capturer sweeps the table).
+* **Discard**: what the next player is expected to take from the resulting pile. Card
+  counting gives the chance that the next seat holds a given rank: the unseen cards of that
+  rank against its hand size (a hypergeometric draw). A lone card (a new pile) risks a pişti:
+  the player opens with a rank nobody can match (all others seen), or one it holds twice,
+  never with a Jack while Jacks are out. Point cards are not thrown where the next seat can
+  take them. In partnerships (R4) the next seat is always an opponent: the partner's
+  opponents are never fed.
+* **End of the hand**: with the stock empty, a capture late in the hand is worth the sweep
+  of the leftover pile (R19) when nobody can capture after it; Jacks lose their keep value.
+"""
+
+from __future__ import annotations
+
+from ..cards import JACK, POINTS, RANK
+from .base import Agent
+from .scoring import captures, pisti_value
+from .view import SeatView
+
+MAJORITY = 3.0  # R21
+
+
+def hold_probability(unseen_of_rank: int, unseen_total: int, hand_size: int) -> float:
+    """Chance that a hand of ``hand_size`` cards drawn from ``unseen_total`` unseen cards holds
+    at least one of the ``unseen_of_rank`` cards of a rank (hypergeometric)."""
+    if unseen_of_rank <= 0 or hand_size <= 0:
+        return 0.0
+    if hand_size > unseen_total - unseen_of_rank:
+        return 1.0
+    miss = 1.0
+    for i in range(hand_size):
+        miss *= (unseen_total - unseen_of_rank - i) / (unseen_total - i)
+    return 1.0 - miss
+
+
+class ExpertAgent(Agent):
+    """A rule-of-thumb player that counts cards (see the module docstring).
+
+    Args:
+        seed: seeds the tie-breaks (see :class:`~pisti_env.agents.base.Agent`).
+        card_weight: points one captured card is worth towards the majority (R21).
+        jack_keep: points a Jack in hand is worth while the player has more turns this hand.
+        point_keep: share of a point card's value lost by throwing it on a pile (R20).
+        lead_bonus: value of making the next seat open an empty pile (the pişti chance it gives).
+    """
+
+    name = "expert"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        card_weight: float = 0.2,
+        jack_keep: float = 2.5,
+        point_keep: float = 0.3,
+        lead_bonus: float = 0.5,
+    ) -> None:
+        super().__init__(seed)
+        for key, value in (("card_weight", card_weight), ("jack_keep", jack_keep),
+                           ("point_keep", point_keep), ("lead_bonus", lead_bonus)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"expert option {key!r} must be a number, got {type(value).__name__} {value!r}")
+        self.card_weight = float(card_weight)
+        self.jack_keep = float(jack_keep)
+        self.point_keep = float(point_keep)
+        self.lead_bonus = float(lead_bonus)
+
+    def choose(self, view: SeatView, legal: list[int]) -> int:
+        settings = view.settings
+        seat, side = view.seat, view.side
+        n = view.num_players
+        top = view.pile_top
+        size = view.pile_size
+        unseen = view.unseen_rank_counts
+        unseen_total = len(view.unseen)
+        hidden_mean = view.unseen_points / unseen_total if unseen_total else 0.0
+        pile_value = view.pile_known_points + view.pile_hidden * hidden_mean
+        hand_sizes = view.hand_sizes
+        nxt = (seat + 1) % n
+        next_hand = hand_sizes[nxt]
+        sign = -1.0 if view.side_of[nxt] != side else 1.0  # the next seat's gains are our losses
+        left = view.cards_left_in_hand
+        last_card = left == 1
+        my_future = hand_sizes[seat] - 1 + view.stock_size // n  # our turns after this one
+        w = self._card_weight(view)
+        jack_keep = self.jack_keep if my_future > 0 else 0.0
+
+        def hold(rank: int) -> float:
+            return hold_probability(unseen[rank], unseen_total, next_hand)
+
+        p_jack = hold(JACK)
+        best_value = None
+        best: list[int] = []
+        for card in legal:
+            rank = RANK[card]
+            points = POINTS[card]
+            if captures(card, top):
+                value = pile_value + points + pisti_value(card, top, size, settings, last_card) + w * (size + 1)
+                if rank == JACK and not (size == 1 and RANK[top] == JACK):
+                    value -= jack_keep
+                if not last_card:
+                    value += self.lead_bonus
+            else:
+                if size == 0:  # a lone card: the next seat may pişti it (R13, R14)
+                    if rank == JACK:
+                        p = p_jack
+                        gift = settings.double_pisti + points + 2 * w
+                    else:
+                        p = hold(rank)
+                        gift = pisti_value(card, card, 1, settings, left == 2) + points + 2 * w
+                else:
+                    p_rank = hold(rank) if rank != JACK else 0.0
+                    gift = pile_value + points + w * (size + 2)
+                    p = p_rank + (1.0 - p_rank) * (p_jack if gift >= self.jack_keep else 0.0)
+                value = sign * p * gift - self.point_keep * points
+                if rank == JACK:
+                    value -= jack_keep
+            if best_value is None or value > best_value + 1e-9:
+                best_value, best = value, [card]
+            elif value > best_value - 1e-9:
+                best.append(card)
+        return best[0] if len(best) == 1 else best[self.rng.randrange(len(best))]
+
+    def _card_weight(self, view: SeatView) -> float:
+        """Majority value of one more captured card (R21): nothing once the majority is settled."""
+        counts = view.captured_count
+        total = view.settings.num_cards
+        if max(counts) * 2 > total:
+            return 0.0
+        return self.card_weight
+
+    def __repr__(self) -> str:
+        return (f"ExpertAgent(card_weight={self.card_weight}, jack_keep={self.jack_keep}, "
+                f"point_keep={self.point_keep}, lead_bonus={self.lead_bonus})")

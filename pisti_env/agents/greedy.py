@@ -1,0 +1,80 @@
+"""``greedy``: take whenever possible, the most valuable capture first; otherwise throw the
+cheapest card."""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+from ..cards import JACK, POINTS, RANK
+from ..rules import Settings
+from .base import Agent
+from .scoring import pisti_value
+from .view import SeatView
+
+JACK_DISCARD_COST = 10  # a Jack is the last card greedy throws away without capturing
+
+
+def greedy_card(
+    legal: Sequence[int],
+    top: int | None,
+    pile_size: int,
+    pile_points: int,
+    settings: Settings,
+    last_card: bool,
+    rng: random.Random,
+) -> int:
+    """The greedy choice among ``legal`` (shared by :class:`GreedyAgent` and search rollouts).
+
+    If some card captures (R10, R11), play the capture worth most: the pile's points plus any
+    pişti (R13–R17); on equal value a rank match rather than a Jack. Otherwise play the
+    cheapest card: fewest points (R20), Jacks last. Remaining ties go to ``rng``.
+
+    Args:
+        legal: the card ids that may be played (non-empty).
+        top: the pile's top card id, ``None`` when the pile is empty.
+        pile_size: cards in the pile.
+        pile_points: the points the player counts in the pile (a seat counts only the cards it
+            has seen; a rollout in a determinized game may count all).
+        settings: the game settings (pişti variants).
+        last_card: whether this is the hand's very last card (R16).
+        rng: tie-breaks.
+    """
+    best: list[int] = []
+    if top is not None:
+        top_rank = RANK[top]
+        best_key = None
+        for c in legal:
+            rank = RANK[c]
+            if rank == top_rank or rank == JACK:
+                key = (pile_points + pisti_value(c, top, pile_size, settings, last_card), rank != JACK)
+                if best_key is None or key > best_key:
+                    best_key, best = key, [c]
+                elif key == best_key:
+                    best.append(c)
+    if not best:
+        cheapest = None
+        for c in legal:
+            cost = POINTS[c] + (JACK_DISCARD_COST if RANK[c] == JACK else 0)
+            if cheapest is None or cost < cheapest:
+                cheapest, best = cost, [c]
+            elif cost == cheapest:
+                best.append(c)
+    return best[0] if len(best) == 1 else best[rng.randrange(len(best))]
+
+
+class GreedyAgent(Agent):
+    """Captures whenever it can, the most valuable capture first (counting the pile cards it
+    has seen and any pişti); otherwise discards the cheapest card (no points, Jacks last).
+
+    Args:
+        seed: seeds the tie-breaks (see :class:`~pisti_env.agents.base.Agent`).
+    """
+
+    name = "greedy"
+
+    def choose(self, view: SeatView, legal: list[int]) -> int:
+        return greedy_card(
+            legal, view.pile_top, view.pile_size, view.pile_known_points, view.settings,
+            view.cards_left_in_hand == 1, self.rng,
+        )

@@ -1,0 +1,351 @@
+"""What one seat may know, as a read-only object: the input of every player (R30–R31).
+
+A :class:`SeatView` wraps a :class:`~pisti_env.game.Game` and a seat and answers only
+questions that seat could answer itself at the table (R30): its own hand, the face-up pile,
+every card shown this hand and who played it, the public counters, hand and stock sizes, the
+shown stock-bottom card (R28), the match scores and the settings. It never hands out other
+hands, the stock order or table cards the seat has not seen (R31).
+
+Building a view is cheap (two attribute stores); everything is computed on first use and
+cached, so a player pays only for what it reads. A view describes the game at the moment it
+was built: build a new one for every decision.
+
+The harness builds views straight from a ``Game``; inside the PettingZoo environment use
+:func:`view_for_agent`. Players that want the environment's observation vector call
+:meth:`SeatView.observation`.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..cards import JACK, NUM_CARD_IDS, POINTS, RANK
+from ..game import (
+    LOC_CAPT_HIDDEN,
+    LOC_HAND,
+    LOC_HAND_SHOWN,
+    LOC_PILE_HIDDEN,
+    LOC_PILE_JACK,
+    LOC_PILE_UP,
+    Game,
+    unknown_location_codes,
+)
+from ..observation import ObservationEncoder
+from ..rules import Settings
+
+_UNKNOWN_CODES: dict[tuple[int, int], frozenset[int]] = {}
+_ENCODERS: dict[Settings, ObservationEncoder] = {}
+
+
+def _unknown_codes(seat: int, side: int) -> frozenset[int]:
+    key = (seat, side)
+    codes = _UNKNOWN_CODES.get(key)
+    if codes is None:
+        codes = _UNKNOWN_CODES[key] = unknown_location_codes(seat, side)
+    return codes
+
+
+def encoder_for(settings: Settings) -> ObservationEncoder:
+    """The (cached) observation encoder of the environment for ``settings``."""
+    enc = _ENCODERS.get(settings)
+    if enc is None:
+        enc = _ENCODERS[settings] = ObservationEncoder(settings)
+    return enc
+
+
+class SeatView:
+    """Read-only view of a game limited to what ``seat`` may know (R30–R31).
+
+    Args:
+        game: the engine state. The view keeps a reference and reads it lazily, so do not step
+            the game while a player is still using the view.
+        seat: the seat whose knowledge the view holds, ``0 .. num_players - 1``.
+
+    Raises ``TypeError`` if ``game`` is not a :class:`~pisti_env.game.Game` or ``seat`` is not
+    an int, ``ValueError`` if ``seat`` is out of range.
+    """
+
+    def __init__(self, game: Game, seat: int) -> None:
+        if not isinstance(game, Game):
+            raise TypeError(f"game must be a pisti_env.Game, got {type(game).__name__}")
+        if seat.__class__ is not int:
+            if isinstance(seat, bool) or not hasattr(seat, "__index__"):
+                raise TypeError(f"seat must be an int, got {type(seat).__name__} {seat!r}")
+            seat = int(seat)
+        if not 0 <= seat < game.num_players:
+            raise ValueError(f"seat must be 0..{game.num_players - 1}, got {seat}")
+        self._game = game
+        self.seat = seat
+
+    # ------------------------------------------------------------------ table and settings
+    @property
+    def settings(self) -> Settings:
+        """The game settings (public)."""
+        return self._game.settings
+
+    @property
+    def num_players(self) -> int:
+        return self._game.num_players
+
+    @property
+    def num_sides(self) -> int:
+        return self._game.num_sides
+
+    @property
+    def side(self) -> int:
+        """This seat's side (R4)."""
+        return self._game.side_of[self.seat]
+
+    @property
+    def side_of(self) -> tuple[int, ...]:
+        """The side of every seat (R4)."""
+        return self._game.side_of
+
+    @property
+    def current_seat(self) -> int:
+        """The seat to move."""
+        return self._game.turn
+
+    @property
+    def is_my_turn(self) -> bool:
+        return not self._game.done and self._game.turn == self.seat
+
+    @property
+    def done(self) -> bool:
+        """Whether the game (match or single hand) is over."""
+        return self._game.done
+
+    @property
+    def dealer(self) -> int:
+        return self._game.dealer
+
+    # ------------------------------------------------------------------ own cards
+    @cached_property
+    def hand(self) -> list[int]:
+        """Card ids in this seat's hand, sorted (a card held twice, with two decks, twice)."""
+        return self._game.hand_card_ids(self.seat)
+
+    @cached_property
+    def legal_actions(self) -> list[int]:
+        """Sorted card ids this seat may play now (R9); empty when it is not its turn."""
+        game = self._game
+        if game.done or game.turn != self.seat:
+            return []
+        return game.legal_actions()
+
+    # ------------------------------------------------------------------ the table pile
+    @property
+    def pile_size(self) -> int:
+        """Cards in the table pile (hidden ones included: their number is public, R8)."""
+        return len(self._game.pile)
+
+    @property
+    def pile_top(self) -> int | None:
+        """Card id of the face-up top card, or ``None`` when the pile is empty."""
+        return self._game.pile_top
+
+    @property
+    def pile_hidden(self) -> int:
+        """Table cards in the pile that were never turned up (R8)."""
+        return self._game.pile_hidden
+
+    @cached_property
+    def pile_known(self) -> list[int]:
+        """Card ids in the pile that everyone has seen: face-up cards and R7 Jacks, bottom first."""
+        where = self._game.where
+        return [p % NUM_CARD_IDS for p in self._game.pile if where[p] == LOC_PILE_UP or where[p] == LOC_PILE_JACK]
+
+    @cached_property
+    def pile_known_points(self) -> int:
+        """Points (R20) of the pile cards everyone has seen."""
+        return sum(POINTS[c] for c in self.pile_known)
+
+    # ------------------------------------------------------------------ card counting
+    @cached_property
+    def unseen(self) -> list[int]:
+        """Card ids this seat cannot identify (R31): other hands, the stock, hidden table cards
+        and hidden cards other sides captured. Ascending; an id twice if both copies are unseen."""
+        game = self._game
+        codes = _unknown_codes(self.seat, game.side_of[self.seat])
+        return sorted(p % NUM_CARD_IDS for p, loc in enumerate(game.where) if loc in codes)
+
+    @cached_property
+    def unseen_rank_counts(self) -> list[int]:
+        """For each rank (0 = A … 12 = K), how many cards of it are unseen."""
+        counts = [0] * 13
+        for c in self.unseen:
+            counts[RANK[c]] += 1
+        return counts
+
+    @cached_property
+    def unseen_points(self) -> int:
+        """Total points (R20) of the unseen cards."""
+        return sum(POINTS[c] for c in self.unseen)
+
+    @property
+    def history(self) -> list[tuple[int, int]]:
+        """Every card played this hand, in order, as ``(seat, card id)`` (all plays are face up)."""
+        return list(self._game.history)
+
+    @cached_property
+    def played_ranks(self) -> list[int]:
+        """For each rank, how many cards of it were played face up this hand."""
+        counts = [0] * 13
+        for _, c in self._game.history:
+            counts[RANK[c]] += 1
+        return counts
+
+    @property
+    def stock_bottom(self) -> int | None:
+        """The shown stock-bottom card id (R28), or ``None`` when the setting is off."""
+        sb = self._game.stock_bottom
+        return None if sb is None else sb % NUM_CARD_IDS
+
+    @cached_property
+    def stock_bottom_holder(self) -> int | None:
+        """The seat holding the shown stock-bottom card (R28) now, or ``None`` (in the stock,
+        already played, or the setting is off)."""
+        sb = self._game.stock_bottom
+        if sb is None:
+            return None
+        loc = self._game.where[sb]
+        if LOC_HAND_SHOWN <= loc < LOC_HAND_SHOWN + 6:
+            return loc - LOC_HAND_SHOWN
+        if loc == LOC_HAND + self.seat:  # cannot happen (it is LOC_HAND_SHOWN), kept for safety
+            return self.seat
+        return None
+
+    # ------------------------------------------------------------------ public counters
+    @property
+    def hand_sizes(self) -> list[int]:
+        """Cards in hand per seat."""
+        return [len(h) for h in self._game.hands]
+
+    @property
+    def stock_size(self) -> int:
+        return self._game.stock_size
+
+    @property
+    def captured_count(self) -> list[int]:
+        """Cards captured this hand per side."""
+        return list(self._game.captured_count)
+
+    @property
+    def pisti_points(self) -> list[int]:
+        """Pişti points this hand per side (R13–R17)."""
+        return list(self._game.pisti_points)
+
+    @property
+    def public_points(self) -> list[int]:
+        """Points this hand every seat can count per side (R30; all points once the hand is over)."""
+        return list(self._game.public_points)
+
+    @property
+    def match_scores(self) -> list[int]:
+        """Match totals of the finished hands per side (R24)."""
+        return list(self._game.match_scores)
+
+    @property
+    def hands_completed(self) -> int:
+        return self._game.hands_completed
+
+    @property
+    def last_capturer(self) -> int | None:
+        """The side that captured last this hand, or ``None``."""
+        last = self._game.last_capturer
+        return None if last < 0 else last
+
+    @property
+    def cards_left_in_hand(self) -> int:
+        """Cards still to be played this hand by everyone: in hands plus the stock."""
+        game = self._game
+        return game.in_hands + game.stock_size
+
+    # ------------------------------------------------------------------ search and encoding
+    def determinize(self, rng: random.Random | int | None = None) -> Game:
+        """A full game consistent with what this seat knows, everything else dealt at random.
+
+        The result depends only on ``rng`` and on what the seat may know (R30), never on where
+        the hidden cards really are. (:meth:`Game.determinize` relabels the real hidden cards
+        with a random permutation, so for a given ``rng`` its output moves with the real deal;
+        here the permutation is first composed with the inverse of the real arrangement, which
+        makes the sample a function of ``rng`` alone. A search player seeded alike therefore
+        plays alike on the real game and on any determinization of it.)
+
+        Args:
+            rng: a ``random.Random`` (advanced in place), an int seed, or ``None`` (fresh entropy).
+        """
+        if not isinstance(rng, random.Random):
+            rng = random.Random(rng)
+        game = self._game
+        slots = self._hidden_slots()
+        targets = sorted(slots)
+        rng.shuffle(targets)
+        wanted = dict(zip(slots, targets))  # real card in a slot -> card the slot gets
+        return game.determinize(self.seat, _PermutationRng(wanted, rng.getrandbits(64)))
+
+    def _hidden_slots(self) -> list[int]:
+        """The physical cards this seat cannot know, listed by their place in an order that is
+        itself public: other hands by seat and position, the table pile bottom first, the stock
+        in dealing order, then hidden captured cards by side."""
+        game = self._game
+        where = game.where
+        seat = self.seat
+        codes = _unknown_codes(seat, game.side_of[seat])
+        slots = []
+        for s, hand in enumerate(game.hands):
+            if s != seat:
+                slots.extend(p for p in hand if where[p] in codes)
+        slots.extend(p for p in game.pile if where[p] == LOC_PILE_HIDDEN)
+        slots.extend(p for p in game.deck[game.stock_pos:] if where[p] in codes)
+        hidden_captured = sorted(
+            (loc, p) for p, loc in enumerate(where) if loc in codes and loc >= LOC_CAPT_HIDDEN
+        )
+        slots.extend(p for _, p in hidden_captured)
+        return slots
+
+    def observation(self) -> dict[str, np.ndarray]:
+        """The environment's observation of this seat: ``{"observation": float32 vector,
+        "action_mask": int8[52]}``, exactly as ``pisti_v0`` would give it (R30)."""
+        game = self._game
+        mask = np.zeros(NUM_CARD_IDS, dtype=np.int8)
+        legal = self.legal_actions
+        if legal:
+            mask[legal] = 1
+        return {"observation": encoder_for(game.settings).encode(game, self.seat), "action_mask": mask}
+
+    def __repr__(self) -> str:
+        return f"SeatView(seat={self.seat}, hand={self.hand}, pile_top={self.pile_top}, pile_size={self.pile_size})"
+
+
+class _PermutationRng(random.Random):
+    """A generator whose ``shuffle`` applies a given relabelling of physical cards (for
+    :meth:`SeatView.determinize`); every other draw comes from its own seed."""
+
+    def __init__(self, wanted: dict[int, int], seed: int) -> None:
+        super().__init__(seed)
+        self._wanted = wanted
+
+    def shuffle(self, x: Any, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        x[:] = [self._wanted[p] for p in x]
+
+
+def view_for_agent(env: Any, agent: str) -> SeatView:
+    """The :class:`SeatView` of ``agent`` (e.g. ``"player_0"``) in a ``pisti_v0`` environment,
+    wrapped or not, so the scripted players can play inside the AEC loop.
+
+    Raises ``ValueError`` for an unknown agent name or an environment that was not reset.
+    """
+    raw = env.unwrapped
+    mapping = getattr(raw, "agent_name_mapping", None)
+    if mapping is None or not hasattr(raw, "game"):
+        raise TypeError(f"env must be a pisti_v0 environment, got {type(raw).__name__}")
+    if agent not in mapping:
+        raise ValueError(f"unknown agent {agent!r}; agents are {list(mapping)}")
+    if raw.game is None:
+        raise ValueError("the environment has no game yet: call env.reset() first")
+    return SeatView(raw.game, mapping[agent])

@@ -1,0 +1,192 @@
+"""From game records to the figures of the report: paired score differences, win rates,
+per-seat means and the rating ladder.
+
+Records come from :func:`training.duplicate.run_games`: one list per deal (or match) with one
+record per rotation. An *entry* is a player being compared; ``lineup[pos]`` is the entry at
+lineup position ``pos``. An entry's score in a game is its side's total (R20–R24), averaged
+over its seats if it holds several.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Sequence
+
+import numpy as np
+
+from pisti_env import Settings
+
+from .duplicate import seat_positions
+from .stats import bradley_terry, mean_ci
+
+
+def entry_scores(deal: Sequence[dict[str, Any]], lineup: Sequence[int], settings: Settings) -> np.ndarray:
+    """Scores of every entry in every rotation of one duplicate deal: ``[rotations, entries]``."""
+    n = settings.num_players
+    entries = max(lineup) + 1
+    out = np.zeros((len(deal), entries))
+    for r, record in enumerate(deal):
+        counts = np.zeros(entries)
+        for seat, pos in enumerate(seat_positions(n, r)):
+            e = lineup[pos]
+            out[r, e] += record["totals"][settings.side_of(seat)]
+            counts[e] += 1
+        out[r] /= counts
+    return out
+
+
+def winners(deal: Sequence[dict[str, Any]], lineup: Sequence[int], settings: Settings) -> list[set[int]]:
+    """Per rotation, the entries holding the winning side (empty for a drawn single hand)."""
+    n = settings.num_players
+    out = []
+    for r, record in enumerate(deal):
+        won = set()
+        if record["winner"] is not None:
+            for seat, pos in enumerate(seat_positions(n, r)):
+                if settings.side_of(seat) == record["winner"]:
+                    won.add(lineup[pos])
+        out.append(won)
+    return out
+
+
+def pairwise_outcomes(scores: np.ndarray) -> np.ndarray:
+    """Win points of each entry over each other in one deal: ``[entries, entries]``, a win 1 and a
+    draw 1/2 per rotation (summed over rotations)."""
+    a = scores[:, :, None]
+    b = scores[:, None, :]
+    w = (a > b).sum(axis=0) + 0.5 * (a == b).sum(axis=0)
+    np.fill_diagonal(w, 0.0)
+    return w
+
+
+def summarize_table(
+    deals: Sequence[Sequence[dict[str, Any]]],
+    matches: Sequence[Sequence[dict[str, Any]]],
+    lineup: Sequence[int],
+    names: Sequence[str],
+    settings: Settings,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Every figure of one table (a pairing with two entries).
+
+    Args:
+        deals: single-hand duplicate deals (records per rotation).
+        matches: duplicate matches to the target (may be empty).
+        lineup: entry index of each lineup position.
+        names: name of each entry.
+        settings: the game settings of the hands (``side_of``, seats).
+        level: confidence level of the intervals.
+
+    Returns a JSON-ready dict: ``entries`` (mean score per hand and per seat counted from the
+    dealer, match wins) and ``pairs`` (for each pair: mean score difference per hand with its
+    interval from the paired per-deal differences, hand win/draw/loss counts and win rate,
+    match win rate).
+    """
+    n = settings.num_players
+    m = len(names)
+    scores = np.stack([entry_scores(d, lineup, settings) for d in deals]) if deals else np.zeros((0, n, m))
+    # Per seat counted from the dealer: 0 plays first, n-1 is the dealer (R5).
+    seat_sum = np.zeros((m, n))
+    seat_count = np.zeros((m, n))
+    for deal in deals:
+        for r, record in enumerate(deal):
+            for seat, pos in enumerate(seat_positions(n, r)):
+                order = (seat - record["dealer"] - 1) % n
+                seat_sum[lineup[pos], order] += record["totals"][settings.side_of(seat)]
+                seat_count[lineup[pos], order] += 1
+    match_scores = np.stack([entry_scores(mt, lineup, settings) for mt in matches]) if matches else None
+    match_winners = [winners(mt, lineup, settings) for mt in matches]
+
+    entries = []
+    for e in range(m):
+        entry: dict[str, Any] = {"player": names[e]}
+        if len(deals):
+            entry["mean_score"] = mean_ci(scores[:, :, e].mean(axis=1), level)
+            entry["per_seat_from_dealer"] = [
+                float(seat_sum[e, k] / seat_count[e, k]) if seat_count[e, k] else None for k in range(n)
+            ]
+        if matches:
+            wins = np.array([[e in w for w in mw] for mw in match_winners], dtype=float).mean(axis=1)
+            entry["match_win_rate"] = mean_ci(wins, level)
+            entry["match_hands"] = float(np.mean([[rec["hands"] for rec in mt] for mt in matches]))
+        entries.append(entry)
+
+    pairs = []
+    for i, j in itertools.combinations(range(m), 2):
+        pair: dict[str, Any] = {"a": names[i], "b": names[j]}
+        if len(deals):
+            diff = scores[:, :, i] - scores[:, :, j]
+            pair["score_diff"] = mean_ci(diff.mean(axis=1), level)
+            wins, draws, losses = int((diff > 0).sum()), int((diff == 0).sum()), int((diff < 0).sum())
+            pair["hands"] = {"played": int(diff.size), "a_wins": wins, "draws": draws, "b_wins": losses}
+            pair["hand_win_rate"] = mean_ci(((diff > 0) + 0.5 * (diff == 0)).mean(axis=1), level)
+        if matches:
+            md = match_scores[:, :, i] - match_scores[:, :, j]
+            beat = np.array(
+                [[(i in w) - (j in w) for w in mw] for mw in match_winners], dtype=float
+            )  # +1 a won, -1 b won, 0 a third side won
+            pair["match_win_rate"] = mean_ci(((md > 0) + 0.5 * (md == 0)).mean(axis=1), level)
+            pair["matches"] = {
+                "played": int(md.size),
+                "a_wins": int((beat > 0).sum()),
+                "b_wins": int((beat < 0).sum()),
+                "mean_total_diff": float(md.mean()),
+            }
+        pairs.append(pair)
+    return {"players": list(names), "lineup": list(lineup), "entries": entries, "pairs": pairs}
+
+
+def win_matrices(
+    deals: Sequence[Sequence[dict[str, Any]]], lineup: Sequence[int], settings: Settings
+) -> np.ndarray:
+    """Per deal, the pairwise win points between the entries: ``[deals, entries, entries]``."""
+    m = max(lineup) + 1
+    if not deals:
+        return np.zeros((0, m, m))
+    return np.stack([pairwise_outcomes(entry_scores(d, lineup, settings)) for d in deals])
+
+
+def ladder_ratings(
+    tables: Sequence[tuple[Sequence[int], np.ndarray]],
+    num_players: int,
+    *,
+    bootstrap: int = 200,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Bradley–Terry (Elo-scale) ratings from the hand outcomes of every table, with bootstrap
+    intervals (deals resampled within each table, ``bootstrap`` times, from ``seed``).
+
+    Args:
+        tables: per table, the global player index of each of its entries and its
+            :func:`win_matrices` array.
+        num_players: players in the ladder.
+        bootstrap: resamples for the intervals (0: none).
+        seed: seed of the resampling.
+        level: confidence level.
+
+    With more than two sides a hand gives one outcome per pair of entries at the table
+    (pairwise Bradley–Terry).
+    """
+    def total(weights: list[np.ndarray] | None) -> np.ndarray:
+        w = np.zeros((num_players, num_players))
+        for t, (players, per_deal) in enumerate(tables):
+            agg = per_deal.sum(axis=0) if weights is None else np.tensordot(weights[t], per_deal, axes=1)
+            idx = np.asarray(players)
+            w[np.ix_(idx, idx)] += agg
+        return w
+
+    wins = total(None)
+    ratings = bradley_terry(wins)
+    result: dict[str, Any] = {"ratings": ratings.tolist(), "wins": wins.tolist(), "bootstrap": bootstrap}
+    if bootstrap > 0:
+        rng = np.random.default_rng(seed)
+        samples = np.empty((bootstrap, num_players))
+        for b in range(bootstrap):
+            weights = [rng.multinomial(len(pd), np.full(len(pd), 1.0 / len(pd))).astype(float) for _, pd in tables]
+            samples[b] = bradley_terry(total(weights))
+        alpha = (1.0 - level) / 2.0
+        with np.errstate(invalid="ignore"):
+            result["ci_low"] = np.nanquantile(samples, alpha, axis=0).tolist()
+            result["ci_high"] = np.nanquantile(samples, 1.0 - alpha, axis=0).tolist()
+    return result

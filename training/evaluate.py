@@ -1,0 +1,250 @@
+"""``pisti-eval``: pit players against each other on duplicate deals and rate them.
+
+Examples::
+
+    pisti-eval expert greedy --deals 10000 --seed 0 --out runs/eval_expert_greedy
+    pisti-eval random greedy expert --ladder --deals 2000
+    pisti-eval expert greedy --players 4 --matches 200 --target 151 --workers 2
+
+Players are baseline names (``random``, ``greedy``, ``expert``, ``pimc``, with options as
+``pimc:n=32,rollout=random``) or checkpoint paths (read by the trainer's
+``training.load_policy``). Two sides (2 players, or 4 in partnerships, R4) make a table of two
+players; with 3 or 4 players without partnerships a table seats that many. With more players
+than a table holds every combination plays (a round-robin ladder); with fewer, the players
+take the seats in turn (``A B A`` for two players at a 3-seat table).
+
+Output: a table on the terminal, ``report.json`` with every figure and the settings that
+produced it, ``ladder.png`` and ``heatmap.png`` in ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from pisti_env import make_settings
+from pisti_env.agents.base import Player
+
+from .analysis import ladder_ratings, summarize_table, win_matrices
+from .duplicate import DEAL, MATCH, Table, default_workers, run_games
+from .players import load_player
+from .report import format_report, versions, write_json
+
+RATING_METHOD_2 = "Bradley–Terry on hand outcomes (draw = half a win), Elo scale"
+RATING_METHOD_N = "Bradley–Terry on the pairwise outcomes within each hand (draw = half a win), Elo scale"
+
+
+def _check_count(name: str, value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def unique_names(specs: Sequence[str]) -> list[str]:
+    """Report names for the players: the spec, with ``#2``, ``#3`` … for repeats."""
+    seen: dict[str, int] = {}
+    names = []
+    for spec in specs:
+        seen[spec] = seen.get(spec, 0) + 1
+        names.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+    return names
+
+
+def evaluate(
+    players: Sequence[str],
+    *,
+    num_players: int = 2,
+    partnerships: bool | None = None,
+    deals: int = 2000,
+    matches: int = 100,
+    target: int = 151,
+    seed: int = 0,
+    workers: int = 1,
+    bootstrap: int = 200,
+    loader: Callable[[str], Player] | None = None,
+    progress: bool = False,
+    **variants: Any,
+) -> dict[str, Any]:
+    """Play the evaluation and return the report (see the module docstring).
+
+    Args:
+        players: player specs (two or more).
+        num_players: seats at the table (R3). partnerships: R4 (default: with 4 players).
+        deals: duplicate single-hand deals per table (each played once per seat rotation).
+        matches: duplicate matches to ``target`` per table (each once per rotation).
+        target: the match target (R24).
+        seed: master seed; the same seed deals the same games.
+        workers: processes (the figures do not depend on it).
+        bootstrap: resamples for the rating intervals.
+        loader: builds a player from a spec (default :func:`training.players.load_player`).
+        progress: show a progress bar (tqdm) on stderr.
+        **variants: other game settings of RULES.md (``double_pisti``, ``last_card_pisti``, …).
+    """
+    specs = list(players)
+    if len(specs) < 2:
+        raise ValueError(f"evaluate needs at least two players, got {specs}")
+    deals = _check_count("deals", deals)
+    matches = _check_count("matches", matches)
+    workers = _check_count("workers", workers, 1)
+    bootstrap = _check_count("bootstrap", bootstrap)
+    if deals == 0 and matches == 0:
+        raise ValueError("nothing to play: deals and matches are both 0")
+    hand_settings = make_settings(num_players=num_players, partnerships=partnerships, target=None, **variants)
+    match_settings = make_settings(num_players=num_players, partnerships=partnerships, target=target, **variants)
+    loader = loader or load_player
+    for spec in specs:  # fail early, in this process, on a bad spec
+        loader(spec)
+    names = unique_names(specs)
+    n = hand_settings.num_players
+    per_table = 2 if hand_settings.num_sides == 2 else n
+    groups = [tuple(range(len(specs)))] if len(specs) <= per_table else list(
+        itertools.combinations(range(len(specs)), per_table)
+    )
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(groups) * (deals + matches), unit="deal", file=sys.stderr, dynamic_ncols=True)
+    start = time.perf_counter()
+    tables, rating_inputs = [], []
+    for group in groups:
+        lineup = [pos % len(group) for pos in range(n)]
+        pos_specs = tuple(specs[group[e]] for e in lineup)
+        kwargs = dict(workers=workers, loader=loader, progress=bar.update if bar else None)
+        t0 = time.perf_counter()
+        deal_records = run_games(Table(pos_specs, hand_settings), deals, seed, stream=DEAL, **kwargs)
+        match_records = run_games(Table(pos_specs, match_settings), matches, seed, stream=MATCH, **kwargs)
+        summary = summarize_table(deal_records, match_records, lineup, [names[g] for g in group], hand_settings)
+        summary["seconds"] = time.perf_counter() - t0
+        tables.append(summary)
+        if deals:
+            rating_inputs.append((list(group), win_matrices(deal_records, lineup, hand_settings)))
+    if bar is not None:
+        bar.close()
+
+    m = len(specs)
+    diff_sum = np.zeros((m, m))
+    diff_count = np.zeros((m, m))
+    for group, table in zip(groups, tables):
+        for pair in table["pairs"]:
+            if "score_diff" in pair:
+                i, j = group[table["players"].index(pair["a"])], group[table["players"].index(pair["b"])]
+                diff_sum[i, j] += pair["score_diff"]["mean"]
+                diff_sum[j, i] -= pair["score_diff"]["mean"]
+                diff_count[i, j] += 1
+                diff_count[j, i] += 1
+    score_matrix = [[float(diff_sum[i, j] / diff_count[i, j]) if diff_count[i, j] else None for j in range(m)]
+                    for i in range(m)]
+
+    report: dict[str, Any] = {
+        "settings": {
+            "players": specs,
+            "num_players": n,
+            "partnerships": hand_settings.partnerships,
+            "deals": deals,
+            "matches": matches,
+            "target": target,
+            "seed": seed,
+            "workers": workers,
+            "bootstrap": bootstrap,
+            "game_settings": hand_settings.to_dict(),
+            "seat_rotation": "at rotation r seat s holds lineup position (s + r) % num_players",
+        },
+        "versions": versions(),
+        "tables": tables,
+        "score_matrix": {"players": names, "mean_score_diff_per_hand": score_matrix},
+    }
+    if rating_inputs:
+        ladder = ladder_ratings(rating_inputs, m, bootstrap=bootstrap, seed=seed)
+        ladder["players"] = names
+        ladder["method"] = RATING_METHOD_2 if per_table == 2 else RATING_METHOD_N
+        report["ladder"] = ladder
+    report["timing"] = {
+        "seconds": time.perf_counter() - start,
+        "games": len(groups) * (deals + matches) * n,
+    }
+    return report
+
+
+def write_outputs(report: dict[str, Any], out_dir: str) -> list[str]:
+    """Write ``report.json``, ``ladder.png`` and ``heatmap.png`` into ``out_dir``; returns the paths."""
+    from .plots import plot_heatmap, plot_ladder
+
+    os.makedirs(out_dir, exist_ok=True)
+    paths = [os.path.join(out_dir, "report.json")]
+    write_json(report, paths[0])
+    ladder = report.get("ladder")
+    if ladder:
+        path = os.path.join(out_dir, "ladder.png")
+        plot_ladder(ladder["players"], ladder["ratings"], ladder.get("ci_low"), ladder.get("ci_high"), path)
+        paths.append(path)
+        path = os.path.join(out_dir, "heatmap.png")
+        matrix = report["score_matrix"]
+        plot_heatmap(matrix["players"], matrix["mean_score_diff_per_hand"], path)
+        paths.append(path)
+    return paths
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pisti-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("players", nargs="+", help="baseline names (random, greedy, expert, pimc[:n=32]) or checkpoint paths")
+    parser.add_argument("--players", dest="num_players", type=int, default=2, help="seats at the table: 2, 3 or 4 (R3)")
+    parser.add_argument("--no-partnerships", action="store_true", help="4 players each for themselves (R4)")
+    parser.add_argument("--ladder", action="store_true",
+                        help="round-robin ladder (implied when more players are given than a table holds)")
+    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per table (default 2000)")
+    parser.add_argument("--matches", type=int, default=100, help="duplicate matches per table (default 100; 0: none)")
+    parser.add_argument("--target", type=int, default=151, help="match target (R24, default 151)")
+    parser.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    parser.add_argument("--workers", type=int, default=default_workers(), help="processes (default: every core)")
+    parser.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the rating intervals")
+    parser.add_argument("--out", default=None, help="output folder (default runs/eval_<players>)")
+    parser.add_argument("--no-plots", action="store_true", help="write report.json only")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        report = evaluate(
+            args.players,
+            num_players=args.num_players,
+            partnerships=False if args.no_partnerships else None,
+            deals=args.deals,
+            matches=args.matches,
+            target=args.target,
+            seed=args.seed,
+            workers=args.workers,
+            bootstrap=args.bootstrap,
+            progress=not args.quiet,
+        )
+    except (ValueError, TypeError, RuntimeError) as err:
+        print(f"pisti-eval: error: {err}", file=sys.stderr)
+        return 2
+    report["settings"]["ladder_flag"] = args.ladder
+    print(format_report(report))
+    out = args.out or os.path.join("runs", "eval_" + "_".join(
+        "".join(ch if ch.isalnum() else "-" for ch in os.path.basename(p)) for p in args.players))
+    if args.no_plots:
+        os.makedirs(out, exist_ok=True)
+        path = os.path.join(out, "report.json")
+        write_json(report, path)
+        paths = [path]
+    else:
+        paths = write_outputs(report, out)
+    print("wrote " + ", ".join(paths))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
