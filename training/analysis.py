@@ -2,9 +2,9 @@
 per-seat means and the rating ladder.
 
 Records come from :func:`training.duplicate.run_games`: one list per deal (or match) with one
-record per rotation. An *entry* is a player being compared; ``lineup[pos]`` is the entry at
-lineup position ``pos``. An entry's score in a game is its side's total (R20–R24), averaged
-over its seats if it holds several.
+record per seating, and ``seatings[k][seat]`` is the entry (a player being compared) in that
+seat at seating ``k``. An entry's score in a game is its side's total (R20–R24), averaged over
+its seats if it holds several.
 """
 
 from __future__ import annotations
@@ -16,42 +16,41 @@ import numpy as np
 
 from pisti_env import Settings
 
-from .duplicate import seat_positions
 from .stats import bradley_terry, mean_ci
 
 
-def entry_scores(deal: Sequence[dict[str, Any]], lineup: Sequence[int], settings: Settings) -> np.ndarray:
-    """Scores of every entry in every rotation of one duplicate deal: ``[rotations, entries]``."""
-    n = settings.num_players
-    entries = max(lineup) + 1
+Seatings = Sequence[Sequence[int]]
+
+
+def entry_scores(deal: Sequence[dict[str, Any]], seatings: Seatings, settings: Settings) -> np.ndarray:
+    """Scores of every entry in every seating of one duplicate deal: ``[seatings, entries]``."""
+    entries = max(max(s) for s in seatings) + 1
     out = np.zeros((len(deal), entries))
     for r, record in enumerate(deal):
         counts = np.zeros(entries)
-        for seat, pos in enumerate(seat_positions(n, r)):
-            e = lineup[pos]
+        for seat, e in enumerate(seatings[r]):
             out[r, e] += record["totals"][settings.side_of(seat)]
             counts[e] += 1
         out[r] /= counts
     return out
 
 
-def winners(deal: Sequence[dict[str, Any]], lineup: Sequence[int], settings: Settings) -> list[set[int]]:
-    """Per rotation, the entries holding the winning side (empty for a drawn single hand)."""
-    n = settings.num_players
+def winners(deal: Sequence[dict[str, Any]], seatings: Seatings, settings: Settings) -> list[set[int]]:
+    """Per seating, the entries holding the winning side (empty for a drawn single hand)."""
     out = []
     for r, record in enumerate(deal):
         won = set()
         if record["winner"] is not None:
-            for seat, pos in enumerate(seat_positions(n, r)):
+            for seat, e in enumerate(seatings[r]):
                 if settings.side_of(seat) == record["winner"]:
-                    won.add(lineup[pos])
+                    won.add(e)
         out.append(won)
     return out
 
 
 def pairwise_outcomes(scores: np.ndarray) -> np.ndarray:
     """Win points of each entry over each other in one deal: ``[entries, entries]``, a win 1 and a
-    draw 1/2 per rotation (summed over rotations)."""
+    draw 1/2 per seating (summed over seatings)."""
     a = scores[:, :, None]
     b = scores[:, None, :]
     w = (a > b).sum(axis=0) + 0.5 * (a == b).sum(axis=0)
@@ -62,7 +61,7 @@ def pairwise_outcomes(scores: np.ndarray) -> np.ndarray:
 def summarize_table(
     deals: Sequence[Sequence[dict[str, Any]]],
     matches: Sequence[Sequence[dict[str, Any]]],
-    lineup: Sequence[int],
+    seatings: Seatings,
     names: Sequence[str],
     settings: Settings,
     level: float = 0.95,
@@ -70,9 +69,9 @@ def summarize_table(
     """Every figure of one table (a pairing with two entries).
 
     Args:
-        deals: single-hand duplicate deals (records per rotation).
+        deals: single-hand duplicate deals (records per seating).
         matches: duplicate matches to the target (may be empty).
-        lineup: entry index of each lineup position.
+        seatings: per seating, the entry in each seat.
         names: name of each entry.
         settings: the game settings of the hands (``side_of``, seats).
         level: confidence level of the intervals.
@@ -84,18 +83,18 @@ def summarize_table(
     """
     n = settings.num_players
     m = len(names)
-    scores = np.stack([entry_scores(d, lineup, settings) for d in deals]) if deals else np.zeros((0, n, m))
+    scores = np.stack([entry_scores(d, seatings, settings) for d in deals]) if deals else np.zeros((0, 1, m))
     # Per seat counted from the dealer: 0 plays first, n-1 is the dealer (R5).
     seat_sum = np.zeros((m, n))
     seat_count = np.zeros((m, n))
     for deal in deals:
         for r, record in enumerate(deal):
-            for seat, pos in enumerate(seat_positions(n, r)):
+            for seat, e in enumerate(seatings[r]):
                 order = (seat - record["dealer"] - 1) % n
-                seat_sum[lineup[pos], order] += record["totals"][settings.side_of(seat)]
-                seat_count[lineup[pos], order] += 1
-    match_scores = np.stack([entry_scores(mt, lineup, settings) for mt in matches]) if matches else None
-    match_winners = [winners(mt, lineup, settings) for mt in matches]
+                seat_sum[e, order] += record["totals"][settings.side_of(seat)]
+                seat_count[e, order] += 1
+    match_scores = np.stack([entry_scores(mt, seatings, settings) for mt in matches]) if matches else None
+    match_winners = [winners(mt, seatings, settings) for mt in matches]
 
     entries = []
     for e in range(m):
@@ -133,17 +132,15 @@ def summarize_table(
                 "mean_total_diff": float(md.mean()),
             }
         pairs.append(pair)
-    return {"players": list(names), "lineup": list(lineup), "entries": entries, "pairs": pairs}
+    return {"players": list(names), "seatings": [list(s) for s in seatings], "entries": entries, "pairs": pairs}
 
 
-def win_matrices(
-    deals: Sequence[Sequence[dict[str, Any]]], lineup: Sequence[int], settings: Settings
-) -> np.ndarray:
+def win_matrices(deals: Sequence[Sequence[dict[str, Any]]], seatings: Seatings, settings: Settings) -> np.ndarray:
     """Per deal, the pairwise win points between the entries: ``[deals, entries, entries]``."""
-    m = max(lineup) + 1
+    m = max(max(s) for s in seatings) + 1
     if not deals:
         return np.zeros((0, m, m))
-    return np.stack([pairwise_outcomes(entry_scores(d, lineup, settings)) for d in deals])
+    return np.stack([pairwise_outcomes(entry_scores(d, seatings, settings)) for d in deals])
 
 
 def ladder_ratings(

@@ -1,19 +1,24 @@
-"""Duplicate deals: every deal played once per seat rotation, so the deal's luck cancels.
+"""Duplicate deals: every deal is played once per seating, so the deal's luck cancels.
 
-A *table* is a list of player specs, one per **lineup position**; at rotation ``r`` seat ``s``
-is taken by lineup position ``(s + r) % n``, so over the ``n`` rotations of a deal every
-position sits in every seat once, with the same cards and the same dealer. A lineup lists
-*entries* (the players compared), e.g. ``[0, 1]`` for two players, ``[0, 1, 0, 1]`` for
-partnerships (R4: seats 0+2 against 1+3), ``[0, 1, 2]`` for three.
+A table compares *entries* (the players' specs). A *seating* gives the entry in each seat;
+every deal (or match) is played once per seating, with the same cards and the same dealer:
 
-Deal ``i`` of an evaluation is the game seeded from (master seed, ``i``) (deck and dealer,
+* two sides (2 players, or 4 in partnerships, R4): the seat rotations, so each player holds
+  each seat once (``A B`` then ``B A``; ``A B A B`` then ``B A B A``, partners opposite);
+* three or more sides: every distinct order of the lineup (6 for three players), so each
+  player holds each seat equally often *and* follows each other player equally often. Plain
+  rotations keep the playing order cyclic (A always after C), which favours whoever follows
+  the weakest player; ``seatings="rotations"`` still gives them.
+
+Game ``i`` of an evaluation is seeded from (master seed, stream, ``i``) (deck and dealer,
 R5–R6), so two evaluations with the same seed see the same deals, whatever the number of
-worker processes; each player is reseeded from the deal seed, its rotation and its seat.
-Results come back in deal order.
+worker processes; each player is reseeded from the game seed, its seating and its seat.
+Results come back in game order.
 """
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 from dataclasses import dataclass
@@ -26,6 +31,7 @@ from pisti_env.agents import SeatView
 from pisti_env.agents.base import Player
 
 DEAL, MATCH = 0, 1  # seed streams: single-hand deals and whole matches
+SEATING_MODES = ("auto", "rotations", "permutations")
 
 
 def stream_seed(master_seed: int, stream: int, index: int) -> int:
@@ -35,14 +41,35 @@ def stream_seed(master_seed: int, stream: int, index: int) -> int:
     return (int(words[0]) << 31) ^ int(words[1])
 
 
-def player_seed(game_seed: int, rotation: int, seat: int) -> int:
-    """Seed of the player in ``seat`` at ``rotation`` of the game seeded ``game_seed``."""
-    return (game_seed * 1_000_003 + rotation * 64 + seat + 1) & 0x7FFFFFFFFFFFFFFF
+def player_seed(game_seed: int, seating: int, seat: int) -> int:
+    """Seed of the player in ``seat`` at seating number ``seating`` of the game seeded ``game_seed``."""
+    return (game_seed * 1_000_003 + seating * 64 + seat + 1) & 0x7FFFFFFFFFFFFFFF
 
 
-def seat_positions(num_players: int, rotation: int) -> list[int]:
-    """Lineup position sitting in each seat at ``rotation``."""
-    return [(seat + rotation) % num_players for seat in range(num_players)]
+def make_seatings(lineup: Sequence[int], settings: Settings, mode: str = "auto") -> tuple[tuple[int, ...], ...]:
+    """The seatings (entry per seat) a deal is played with, without repeats.
+
+    Args:
+        lineup: the entry of each seat in the first seating (e.g. ``[0, 1, 0, 1]``).
+        settings: the table's settings (seats and sides).
+        mode: ``"rotations"``, ``"permutations"`` (every distinct order; only for tables of
+            three or more sides, where no partnership can be broken) or ``"auto"``
+            (rotations with two sides, permutations otherwise).
+    """
+    n = settings.num_players
+    if len(lineup) != n:
+        raise ValueError(f"a lineup needs one entry per seat: {n} seats, got {len(lineup)}")
+    if mode not in SEATING_MODES:
+        raise ValueError(f"seatings must be one of {SEATING_MODES}, got {mode!r}")
+    if mode == "auto":
+        mode = "rotations" if settings.num_sides == 2 else "permutations"
+    if mode == "permutations" and settings.partnerships:
+        raise ValueError("seatings='permutations' would split partnerships (R4); use 'rotations'")
+    if mode == "rotations":
+        orders = (tuple(lineup[(s + r) % n] for s in range(n)) for r in range(n))
+    else:
+        orders = itertools.permutations(lineup)
+    return tuple(dict.fromkeys(orders))
 
 
 @dataclass(frozen=True)
@@ -50,18 +77,29 @@ class Table:
     """What a batch of games is played with.
 
     Attributes:
-        specs: player spec of each lineup position (``len == num_players``).
+        specs: the player spec of each entry.
+        seatings: per seating, the entry in each seat (see :func:`make_seatings`).
         settings: the game settings; ``target`` decides single hands (``None``) or matches.
     """
 
     specs: tuple[str, ...]
+    seatings: tuple[tuple[int, ...], ...]
     settings: Settings
 
     def __post_init__(self) -> None:
-        if len(self.specs) != self.settings.num_players:
-            raise ValueError(
-                f"a table needs one player spec per seat: {self.settings.num_players} seats, got {len(self.specs)}"
-            )
+        n = self.settings.num_players
+        for seating in self.seatings:
+            if len(seating) != n or not all(0 <= e < len(self.specs) for e in seating):
+                raise ValueError(
+                    f"a seating needs one entry 0..{len(self.specs) - 1} per seat ({n} seats), got {seating}"
+                )
+        if not self.seatings:
+            raise ValueError("a table needs at least one seating")
+
+    def build_players(self, loader: Callable[[str], Player]) -> list[list[Player]]:
+        """Player objects per entry, one for each seat the entry holds at once."""
+        most = [max(seating.count(e) for seating in self.seatings) for e in range(len(self.specs))]
+        return [[loader(spec) for _ in range(k)] for spec, k in zip(self.specs, most)]
 
 
 def play_game(game: Game, players: Sequence[Player]) -> Game:
@@ -73,34 +111,31 @@ def play_game(game: Game, players: Sequence[Player]) -> Game:
     return game
 
 
-def play_rotations(table: Table, players: Sequence[Player], game_seed: int) -> list[dict[str, Any]]:
-    """Play the game seeded ``game_seed`` once per rotation.
+def play_seatings(table: Table, players: Sequence[Sequence[Player]], game_seed: int) -> list[dict[str, Any]]:
+    """Play the game seeded ``game_seed`` once per seating.
 
     Args:
-        table: the specs and settings.
-        players: one player object per lineup position (built from ``table.specs``).
-        game_seed: seeds the deck(s) and first dealer.
+        table: the specs, seatings and settings.
+        players: per entry, player objects (:meth:`Table.build_players`).
+        game_seed: seeds the deck(s) and the first dealer.
 
-    Returns one record per rotation: ``dealer`` (of the first hand), ``totals`` (per side: the hand's total, or the
-    match total), ``winner`` (side or ``None``) and ``hands`` (hands played).
+    Returns one record per seating: ``dealer`` (of the first hand), ``totals`` (per side: the
+    hand's total, or the match total), ``winner`` (side or ``None``) and ``hands`` (hands played).
     """
-    n = table.settings.num_players
     records = []
-    for rotation in range(n):
-        positions = seat_positions(n, rotation)
-        seated = [players[p] for p in positions]
+    for index, seating in enumerate(table.seatings):
+        used = [0] * len(players)
+        seated = []
+        for e in seating:
+            seated.append(players[e][used[e]])
+            used[e] += 1
         for seat, player in enumerate(seated):
-            player.reset(player_seed(game_seed, rotation, seat))
+            player.reset(player_seed(game_seed, index, seat))
         game = Game(table.settings, seed=game_seed)
         dealer = game.dealer
         play_game(game, seated)
         records.append(
-            {
-                "dealer": dealer,
-                "totals": list(game.match_scores),
-                "winner": game.winner,
-                "hands": game.hands_completed,
-            }
+            {"dealer": dealer, "totals": list(game.match_scores), "winner": game.winner, "hands": game.hands_completed}
         )
     return records
 
@@ -111,13 +146,13 @@ _WORKER: dict[str, Any] = {}
 
 def _init_worker(table: Table, loader: Callable[[str], Player]) -> None:
     _WORKER["table"] = table
-    _WORKER["players"] = [loader(spec) for spec in table.specs]
+    _WORKER["players"] = table.build_players(loader)
 
 
 def _play_chunk(job: tuple[int, int, int, int]) -> list[list[dict[str, Any]]]:
     master_seed, stream, start, stop = job
     table, players = _WORKER["table"], _WORKER["players"]
-    return [play_rotations(table, players, stream_seed(master_seed, stream, i)) for i in range(start, stop)]
+    return [play_seatings(table, players, stream_seed(master_seed, stream, i)) for i in range(start, stop)]
 
 
 def default_workers() -> int:
@@ -139,10 +174,10 @@ def run_games(
     chunk: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> list[list[dict[str, Any]]]:
-    """Play ``count`` duplicate games (each once per rotation) and return their records in order.
+    """Play ``count`` duplicate games (each once per seating) and return their records in order.
 
     Args:
-        table: the specs and settings.
+        table: the specs, seatings and settings.
         count: number of deals (or matches).
         master_seed: the evaluation's seed; game ``i`` is seeded by :func:`stream_seed`.
         stream: :data:`DEAL` or :data:`MATCH`, so matches do not replay the hand deals.

@@ -32,7 +32,7 @@ from pisti_env import make_settings
 from pisti_env.agents.base import Player
 
 from .analysis import ladder_ratings, summarize_table, win_matrices
-from .duplicate import DEAL, MATCH, Table, default_workers, run_games
+from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, run_games
 from .players import load_player
 from .report import format_report, versions, write_json
 
@@ -67,6 +67,7 @@ def evaluate(
     seed: int = 0,
     workers: int = 1,
     bootstrap: int = 200,
+    seatings: str = "auto",
     loader: Callable[[str], Player] | None = None,
     progress: bool = False,
     **variants: Any,
@@ -82,6 +83,7 @@ def evaluate(
         seed: master seed; the same seed deals the same games.
         workers: processes (the figures do not depend on it).
         bootstrap: resamples for the rating intervals.
+        seatings: how each deal is seated, see :func:`training.duplicate.make_seatings`.
         loader: builds a player from a spec (default :func:`training.players.load_player`).
         progress: show a progress bar (tqdm) on stderr.
         **variants: other game settings of RULES.md (``double_pisti``, ``last_card_pisti``, …).
@@ -93,6 +95,8 @@ def evaluate(
     matches = _check_count("matches", matches)
     workers = _check_count("workers", workers, 1)
     bootstrap = _check_count("bootstrap", bootstrap)
+    if seatings not in SEATING_MODES:
+        raise ValueError(f"seatings must be one of {SEATING_MODES}, got {seatings!r}")
     if deals == 0 and matches == 0:
         raise ValueError("nothing to play: deals and matches are both 0")
     hand_settings = make_settings(num_players=num_players, partnerships=partnerships, target=None, **variants)
@@ -115,17 +119,21 @@ def evaluate(
     start = time.perf_counter()
     tables, rating_inputs = [], []
     for group in groups:
-        lineup = [pos % len(group) for pos in range(n)]
-        pos_specs = tuple(specs[group[e]] for e in lineup)
+        lineup = [pos % len(group) for pos in range(n)]  # players take the seats in turn
+        table_seatings = make_seatings(lineup, hand_settings, seatings)
+        group_specs = tuple(specs[g] for g in group)
         kwargs = dict(workers=workers, loader=loader, progress=bar.update if bar else None)
         t0 = time.perf_counter()
-        deal_records = run_games(Table(pos_specs, hand_settings), deals, seed, stream=DEAL, **kwargs)
-        match_records = run_games(Table(pos_specs, match_settings), matches, seed, stream=MATCH, **kwargs)
-        summary = summarize_table(deal_records, match_records, lineup, [names[g] for g in group], hand_settings)
+        deal_records = run_games(Table(group_specs, table_seatings, hand_settings), deals, seed, stream=DEAL, **kwargs)
+        match_records = run_games(
+            Table(group_specs, table_seatings, match_settings), matches, seed, stream=MATCH, **kwargs
+        )
+        summary = summarize_table(deal_records, match_records, table_seatings, [names[g] for g in group],
+                                  hand_settings)
         summary["seconds"] = time.perf_counter() - t0
         tables.append(summary)
         if deals:
-            rating_inputs.append((list(group), win_matrices(deal_records, lineup, hand_settings)))
+            rating_inputs.append((list(group), win_matrices(deal_records, table_seatings, hand_settings)))
     if bar is not None:
         bar.close()
 
@@ -155,7 +163,7 @@ def evaluate(
             "workers": workers,
             "bootstrap": bootstrap,
             "game_settings": hand_settings.to_dict(),
-            "seat_rotation": "at rotation r seat s holds lineup position (s + r) % num_players",
+            "seatings": seatings,
         },
         "versions": versions(),
         "tables": tables,
@@ -168,7 +176,7 @@ def evaluate(
         report["ladder"] = ladder
     report["timing"] = {
         "seconds": time.perf_counter() - start,
-        "games": len(groups) * (deals + matches) * n,
+        "games": sum(len(t["seatings"]) for t in tables) * (deals + matches),
     }
     return report
 
@@ -207,6 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     parser.add_argument("--workers", type=int, default=default_workers(), help="processes (default: every core)")
     parser.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the rating intervals")
+    parser.add_argument("--seatings", choices=SEATING_MODES, default="auto",
+                        help="seat rotations, or every order of the players (auto: rotations with two sides)")
     parser.add_argument("--out", default=None, help="output folder (default runs/eval_<players>)")
     parser.add_argument("--no-plots", action="store_true", help="write report.json only")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -226,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             workers=args.workers,
             bootstrap=args.bootstrap,
+            seatings=args.seatings,
             progress=not args.quiet,
         )
     except (ValueError, TypeError, RuntimeError) as err:

@@ -67,7 +67,7 @@ def format_report(report: dict[str, Any]) -> str:
     ]
     for table in report["tables"]:
         lines.append("")
-        lines.append("table: " + " vs ".join(table["players"]) + f"   (lineup by seat: {table['lineup']})")
+        lines.append("table: " + " vs ".join(table["players"]) + f"   ({len(table['seatings'])} seatings per deal)")
         header = f"  {'pair':<34} {'score diff / hand (95% CI)':>27} {'hand win rate':>16} {'match win rate':>16}"
         lines.append(header)
         for pair in table["pairs"]:

@@ -1,0 +1,303 @@
+"""The scripted players (pisti_env.agents) and the seat view they read.
+
+* every baseline plays only legal cards, in every table variant (R3, R4, R27);
+* R30–R31: a baseline reads no hidden state — given a view of a determinized copy of the game
+  (everything the seat cannot know dealt again) it plays exactly the same card, for the same
+  seed; pimc, which samples worlds itself, too;
+* same seed, same play;
+* behaviour from the seed texts' tips on hand-made deals (R6 deal order: with dealer 1,
+  seat 0 gets deck items 4, 6, 8, 10 and seat 1 items 5, 7, 9, 11);
+* the players inside the PettingZoo environment, and bad input.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import pisti_env
+from pisti_env import Game, make_settings
+from pisti_env.agents import (
+    ExpertAgent,
+    GreedyAgent,
+    PimcAgent,
+    SeatView,
+    agent_names,
+    make_agent,
+    parse_agent_spec,
+    view_for_agent,
+)
+from pisti_env.agents.expert import hold_probability
+from pisti_env.agents.scoring import pisti_value
+
+from helpers import deck_with_prefix, play
+
+SPECS = ["random", "greedy", "expert", "pimc:n=3"]
+TABLES = [
+    dict(num_players=2),
+    dict(num_players=3),
+    dict(num_players=4),  # partnerships (R4)
+    dict(num_players=4, partnerships=False),
+    dict(num_players=2, double_pisti=0, last_card_pisti=False, ten_diamonds_pisti_bonus=3, show_stock_bottom=True),
+]
+
+
+def hand_deck(table: str, seat0: str, seat1: str) -> list[str]:
+    """A 2-player deck: 4 table cards (the last face up), then the first deal of seat 0 and
+    seat 1 (4 cards each), dealt alternately from seat 0 (dealer 1, R6)."""
+    t, a, b = table.split(), seat0.split(), seat1.split()
+    return deck_with_prefix(t + [c for pair in zip(a, b) for c in pair])
+
+
+# ---------------------------------------------------------------------------- legality
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: "-".join(f"{k}={v}" for k, v in t.items()))
+def test_R9_baselines_play_only_legal_cards_in_every_variant(table):
+    settings = make_settings(target=None, **table)
+    for spec in SPECS:
+        players = [make_agent(spec, seed=seat) for seat in range(settings.num_players)]
+        for game_seed in range(2):
+            game = Game(settings, seed=game_seed)
+            while not game.done:
+                legal = game.legal_actions()
+                card = players[game.turn].act(SeatView(game, game.turn))
+                assert card in legal, (spec, card, legal)
+                game.step(card)
+
+
+def test_R27_baselines_play_two_deck_tables():
+    settings = make_settings(num_players=6, decks=2, target=None)
+    for spec in ["greedy", "expert", "pimc:n=2"]:
+        players = [make_agent(spec, seed=seat) for seat in range(6)]
+        game = Game(settings, seed=3)
+        while not game.done:
+            card = players[game.turn].act(SeatView(game, game.turn))
+            assert card in game.legal_actions()
+            game.step(card)
+
+
+# ---------------------------------------------------------------------------- no hidden state
+@pytest.mark.parametrize("table", TABLES[:4], ids=lambda t: "-".join(f"{k}={v}" for k, v in t.items()))
+def test_R30_R31_baselines_play_the_same_on_a_determinized_copy(table):
+    settings = make_settings(target=None, **table)
+    rng = random.Random(7)
+    players = {spec: make_agent(spec) for spec in SPECS}
+    changed_world = 0
+    for game_seed in range(3):
+        game = Game(settings, seed=game_seed)
+        while not game.done:
+            seat = game.turn
+            copy = game.determinize(seat, rng)
+            changed_world += copy.hands != game.hands
+            for spec, player in players.items():
+                player.reset(1234)
+                real = player.act(SeatView(game, seat))
+                player.reset(1234)
+                assert player.act(SeatView(copy, seat)) == real, (spec, game.history)
+            game.step(rng.choice(game.legal_actions()))
+    assert changed_world > 50  # the copies really differ from the real game
+
+
+def test_R31_view_determinize_depends_only_on_what_the_seat_knows():
+    """Game.determinize relabels the real hidden cards, so for one generator its sample moves
+    with the real deal; SeatView.determinize must not (pimc relies on it)."""
+    settings = make_settings(num_players=3, target=None)
+    rng = random.Random(3)
+    engine_differs = 0
+    for game_seed in range(4):
+        game = Game(settings, seed=game_seed)
+        for _ in range(rng.randrange(1, 30)):
+            game.step(rng.choice(game.legal_actions()))
+        seat = game.turn
+        copy = game.determinize(seat, rng)
+        view_real, view_copy = SeatView(game, seat), SeatView(copy, seat)
+        assert sorted(view_real._hidden_slots()) == game.unknown_cards(seat)
+        a, b = view_real.determinize(99), view_copy.determinize(99)
+        assert [sorted(h) for h in a.hands] == [sorted(h) for h in b.hands]
+        assert a.pile == b.pile and a.deck[a.stock_pos:] == b.deck[b.stock_pos:] and a.where == b.where
+        assert a.hands[seat] == game.hands[seat]  # what the seat knows is kept
+        engine_differs += game.determinize(seat, 99).hands != copy.determinize(seat, 99).hands
+        c = view_real.determinize(100)
+        assert [sorted(h) for h in a.hands] != [sorted(h) for h in c.hands]  # the seed matters
+    assert engine_differs > 0
+
+
+def test_seat_view_shows_only_public_counts():
+    game = Game(make_settings(num_players=2, target=None), deck=hand_deck(
+        "2H 3H 4H 5H", "5C 9D JC KC", "9S 7C 7D QS"), dealer=1)
+    view = SeatView(game, 0)
+    assert view.hand == sorted(pisti_env.parse_cards("5C 9D JC KC".split()))
+    assert view.pile_top == pisti_env.parse_card("5H") and view.pile_size == 4 and view.pile_hidden == 3
+    assert view.pile_known == [pisti_env.parse_card("5H")] and view.pile_known_points == 0
+    # Unseen: 52 - own 4 - the face-up 5H.
+    assert len(view.unseen) == 47 and view.unseen_rank_counts[4] == 2  # 5D, 5S (5C held, 5H shown)
+    play(game, ["5C"])
+    view1 = SeatView(game, 1)
+    assert view1.history == [(0, pisti_env.parse_card("5C"))]
+    assert view1.last_capturer == 0 and view1.captured_count == [5, 0]
+    # Seat 1 never saw the three hidden table cards seat 0 took (R8): they stay unseen for it.
+    assert len(view1.unseen) == 52 - 4 - 2 and SeatView(game, 0).unseen.__len__() == 52 - 3 - 2 - 3
+    assert view1.legal_actions == sorted(pisti_env.parse_cards("9S 7C 7D QS".split()))
+    assert SeatView(game, 0).legal_actions == []
+
+
+# ---------------------------------------------------------------------------- reproducibility
+@pytest.mark.parametrize("spec", SPECS)
+def test_same_seed_same_play(spec):
+    settings = make_settings(num_players=2, target=None)
+
+    def run(seed):
+        players = [make_agent(spec, seed=seed), make_agent(spec, seed=seed + 1)]
+        game = Game(settings, seed=5)
+        while not game.done:
+            game.step(players[game.turn].act(SeatView(game, game.turn)))
+        return game.history
+
+    assert run(1) == run(1)
+    if spec != "greedy":  # greedy's ties are rare enough that two seeds may agree
+        assert run(1) != run(2)
+
+
+# ---------------------------------------------------------------------------- behaviour
+def test_R13_greedy_expert_and_pimc_take_a_pisti():
+    for player in (GreedyAgent(seed=0), ExpertAgent(seed=0), PimcAgent(seed=0, n=8)):
+        game = Game(make_settings(num_players=2, target=None),
+                    deck=hand_deck("2H 3H 4H 5H", "5C 9D JC KC", "9S 7C 7D QS"), dealer=1)
+        play(game, ["5C", "9S"])  # seat 0 takes the table, seat 1 opens with a lone 9
+        assert player.act(SeatView(game, 0)) == pisti_env.parse_card("9D"), player
+
+
+def test_greedy_takes_the_most_valuable_capture_else_throws_the_cheapest():
+    # Pile top 5H over 3 hidden cards; seat 0 can take it with 5C or JC: equal value, so the
+    # rank match (the Jack is saved). Seat 1 then has no capture: it throws a card without points.
+    game = Game(make_settings(num_players=2, target=None),
+                deck=hand_deck("2H 3H 4H 5H", "5C AD JC KC", "9S 3S 2C QS"), dealer=1)
+    greedy = GreedyAgent(seed=0)
+    assert greedy.act(SeatView(game, 0)) == pisti_env.parse_card("5C")
+    play(game, ["AD"])  # seat 0 throws AD instead: seat 1 has no 5, no Jack
+    for seed in range(5):
+        greedy.reset(seed)
+        assert greedy.act(SeatView(game, 1)) in pisti_env.parse_cards(["9S", "3S", "QS"])  # never 2C
+
+
+def test_expert_saves_a_jack_for_a_bigger_pile_where_greedy_spends_it():
+    game = Game(make_settings(num_players=2, target=None),
+                deck=hand_deck("2H 3H 4H 5H", "5C 4D JC KC", "9S 7C 7D QS"), dealer=1)
+    play(game, ["5C", "9S"])  # seat 1 opens with a lone 9; seat 0 holds 4D JC KC
+    view = SeatView(game, 0)
+    assert GreedyAgent(seed=0).act(view) == pisti_env.parse_card("JC")
+    for seed in range(5):
+        assert ExpertAgent(seed=seed).act(view) in pisti_env.parse_cards(["4D", "KC"])
+
+
+def test_expert_opens_an_empty_pile_with_a_rank_it_holds_twice_never_a_jack():
+    # Seat 0 throws 2D on the 5H, seat 1 takes the pile with JS; seat 0 must open the new pile
+    # holding QC QD 8S JC: the Queen (two of its rank unseen) beats the 8 (three unseen).
+    game = Game(make_settings(num_players=2, target=None),
+                deck=hand_deck("2H 3H 4H 5H", "2D QC QD JC", "JS 7C 7D KS"), dealer=1)
+    play(game, ["2D", "JS"])
+    view = SeatView(game, 0)
+    assert view.pile_size == 0 and view.is_my_turn
+    for seed in range(5):
+        assert ExpertAgent(seed=seed).act(view) in pisti_env.parse_cards(["QC", "QD"])
+
+
+def test_expert_opens_with_a_rank_nobody_can_match():
+    # Seat 0 takes the table (7D on top of a hidden 7C, R8) with 7H, covers seat 1's lone KS
+    # with QC, and seat 1 takes the pile with JS. Seat 0 must open a new pile with QD or 7S:
+    # every other 7 is known to it (7D, 7H played, 7C captured by its own side), so 7S cannot
+    # be matched (R13) while two Queens are unseen.
+    game = Game(make_settings(num_players=2, target=None),
+                deck=hand_deck("2H 3H 7C 7D", "7H QC QD 7S", "KS JS 4C 5C"), dealer=1)
+    play(game, ["7H", "KS", "QC", "JS"])
+    view = SeatView(game, 0)
+    assert view.pile_size == 0 and view.unseen_rank_counts[6] == 0 and view.unseen_rank_counts[11] == 2
+    for seed in range(5):
+        assert ExpertAgent(seed=seed).act(view) == pisti_env.parse_card("7S")
+
+
+def test_hold_probability_is_the_hypergeometric_chance():
+    assert hold_probability(0, 40, 4) == 0.0
+    assert hold_probability(3, 40, 0) == 0.0
+    assert hold_probability(2, 5, 4) == 1.0  # only 3 other cards: the rank cannot be avoided
+    # 1 card of the rank among 10, a hand of 3: 3/10.
+    assert hold_probability(1, 10, 3) == pytest.approx(0.3)
+    # 2 among 10, hand of 2: 1 - (8/10)(7/9).
+    assert hold_probability(2, 10, 2) == pytest.approx(1 - 56 / 90)
+
+
+def test_R13_R14_R16_R17_pisti_value():
+    s = make_settings()
+    c = pisti_env.parse_card
+    assert pisti_value(c("9D"), c("9S"), 1, s, False) == 10
+    assert pisti_value(c("9D"), c("9S"), 2, s, False) == 0
+    assert pisti_value(c("JD"), c("9S"), 1, s, False) == 0
+    assert pisti_value(c("JD"), c("JS"), 1, s, False) == 20
+    assert pisti_value(c("JD"), c("JS"), 1, make_settings(double_pisti=10), False) == 10
+    assert pisti_value(c("9D"), c("9S"), 1, make_settings(last_card_pisti=False), True) == 0
+    assert pisti_value(c("10D"), c("10S"), 1, make_settings(ten_diamonds_pisti_bonus=3), False) == 13
+
+
+# ---------------------------------------------------------------------------- inside the env
+def test_players_play_inside_the_aec_env_and_views_match_observations():
+    env = pisti_env.env(num_players=4, target=None)
+    env.reset(seed=11)
+    players = {a: make_agent(spec, seed=i) for i, (a, spec) in enumerate(zip(env.agents, SPECS))}
+    decisions = 0
+    for agent in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        view = view_for_agent(env, agent)
+        mine = view.observation()
+        np.testing.assert_array_equal(mine["observation"], obs["observation"])
+        np.testing.assert_array_equal(mine["action_mask"], obs["action_mask"])
+        env.step(players[agent].act(view))
+        decisions += 1
+    assert decisions == 48
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_make_agent_names_and_bad_specs():
+    assert agent_names() == ["random", "greedy", "expert", "pimc"]
+    assert parse_agent_spec("pimc:n=32,rollout=random") == ("pimc", {"n": 32, "rollout": "random"})
+    assert make_agent("PIMC:n=5").n == 5
+    with pytest.raises(ValueError, match="registered players are"):
+        make_agent("smart")
+    with pytest.raises(ValueError, match="unknown option.*allowed"):
+        make_agent("greedy:depth=2")
+    with pytest.raises(ValueError, match="key=value"):
+        make_agent("pimc:n")
+    with pytest.raises(ValueError, match="n' must be an int >= 1"):
+        make_agent("pimc:n=0")
+    with pytest.raises(TypeError, match="must be an int"):
+        make_agent("pimc:n=2.5")
+    with pytest.raises(ValueError, match="rollout"):
+        make_agent("pimc:rollout=smart")
+    with pytest.raises(TypeError, match="must be a number"):
+        make_agent("expert:jack_keep=lots")
+    with pytest.raises(TypeError, match="player spec must be a string"):
+        make_agent(3)
+
+
+def test_seat_view_and_act_reject_bad_input():
+    game = Game(make_settings(num_players=2, target=None), seed=0)
+    with pytest.raises(ValueError, match="seat must be 0..1"):
+        SeatView(game, 2)
+    with pytest.raises(TypeError, match="seat must be an int"):
+        SeatView(game, "0")
+    with pytest.raises(TypeError, match="must be a pisti_env.Game"):
+        SeatView("game", 0)
+    player = GreedyAgent(seed=0)
+    with pytest.raises(TypeError, match="expects a pisti_env.agents.SeatView"):
+        player.act({"observation": None, "action_mask": None})
+    with pytest.raises(ValueError, match="no legal action"):
+        player.act(SeatView(game, 1 - game.turn))
+    env = pisti_env.env()
+    with pytest.raises(ValueError, match="call env.reset"):
+        view_for_agent(env, "player_0")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="unknown agent"):
+        view_for_agent(env, "player_9")
