@@ -77,6 +77,17 @@ def test_R27_baselines_play_two_deck_tables():
             game.step(card)
 
 
+def test_pimc_rollout_policies_play_legal_cards():
+    settings = make_settings(num_players=3, target=None)
+    for rollout in ("random", "greedy", "expert"):
+        players = [make_agent(f"pimc:n=2,rollout={rollout}", seed=seat) for seat in range(3)]
+        game = Game(settings, seed=1)
+        while not game.done:
+            card = players[game.turn].act(SeatView(game, game.turn))
+            assert card in game.legal_actions()
+            game.step(card)
+
+
 # ---------------------------------------------------------------------------- no hidden state
 @pytest.mark.parametrize("table", TABLES[:4], ids=lambda t: "-".join(f"{k}={v}" for k, v in t.items()))
 def test_R30_R31_baselines_play_the_same_on_a_determinized_copy(table):

@@ -15,6 +15,7 @@ import os
 
 import pytest
 
+import pisti_env
 from pisti_env import Game, make_settings
 from pisti_env.agents import SeatView, make_agent
 from training.duplicate import DEAL, MATCH, Table, make_seatings, play_seatings, run_games, stream_seed
@@ -108,7 +109,7 @@ def test_three_player_ladder_report_json_plots_and_cli(tmp_path, capsys):
     assert "ladder" in text and "greedy vs expert" in text
     report = json.loads((out / "report.json").read_text())
     assert report["settings"]["seed"] == 0 and report["settings"]["deals"] == 12
-    assert report["versions"]["pisti"] and report["versions"]["obs_version"] == "1"
+    assert report["versions"]["pisti"] and report["versions"]["obs_version"] == str(pisti_env.OBS_VERSION)
     (table,) = report["tables"]  # three players fill one 3-seat table
     assert len(table["pairs"]) == 3 and all(len(e["per_seat_from_dealer"]) == 3 for e in table["entries"])
     assert table["entries"][0]["match_win_rate"]["n"] == 2

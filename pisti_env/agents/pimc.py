@@ -16,6 +16,7 @@ from typing import Callable
 from ..cards import NUM_CARD_IDS, POINTS
 from ..game import Game
 from .base import Agent
+from .expert import ExpertAgent
 from .greedy import greedy_card
 from .view import SeatView
 
@@ -43,7 +44,19 @@ def greedy_rollout(game: Game, rng: random.Random) -> int:
     )
 
 
-ROLLOUT_POLICIES: dict[str, RolloutPolicy] = {"random": random_rollout, "greedy": greedy_rollout}
+_ROLLOUT_EXPERT = ExpertAgent()
+
+
+def expert_rollout(game: Game, rng: random.Random) -> int:
+    """Rollout policy: the ``expert`` player for the seat to move, through that seat's view
+    of the determinized game (slower than greedy, stronger)."""
+    _ROLLOUT_EXPERT.rng = rng
+    return _ROLLOUT_EXPERT.act(SeatView(game, game.turn))
+
+
+ROLLOUT_POLICIES: dict[str, RolloutPolicy] = {
+    "random": random_rollout, "greedy": greedy_rollout, "expert": expert_rollout,
+}
 
 
 def play_out_hand(
@@ -63,14 +76,15 @@ class PimcAgent(Agent):
 
     Args:
         seed: seeds the sampling of worlds and rollouts (see :class:`~pisti_env.agents.base.Agent`).
-        n: determinizations per decision (>= 1).
-        rollout: the rollout policy, ``"greedy"`` (default) or ``"random"``, or a callable
+        n: determinizations per decision (>= 1; default 64: the value differences between cards
+            are small against the spread of a hand's outcome, so few worlds give noisy choices).
+        rollout: the rollout policy, ``"greedy"`` (default), ``"random"`` or ``"expert"`` (slower), or a callable
             ``(game, rng) -> card id``.
     """
 
     name = "pimc"
 
-    def __init__(self, seed: int | None = None, n: int = 16, rollout: str | RolloutPolicy = "greedy") -> None:
+    def __init__(self, seed: int | None = None, n: int = 64, rollout: str | RolloutPolicy = "greedy") -> None:
         super().__init__(seed)
         if isinstance(n, bool) or not isinstance(n, int):
             raise TypeError(f"pimc option 'n' must be an int >= 1, got {type(n).__name__} {n!r}")
