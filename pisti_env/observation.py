@@ -57,14 +57,37 @@ class Field:
 class ObservationLayout:
     """The observation layout for a given number of seats and sides.
 
-    Card planes come first: each is 52 entries indexed by card id (R2) and counts copies of
-    that card (0/1, or 0..2 with two decks). Scalars follow.
+    The card block comes first: for each card id ``c`` (R2) the ``K`` features of
+    ``card_features`` at indices ``c*K … c*K+K-1``, each counting copies of that card (0/1, or
+    0..2 with two decks). Counts and one-hot scalars follow.
     """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         n, sides, decks = settings.num_players, settings.num_sides, settings.decks
         self.num_players, self.num_sides = n, sides
+        card = float(decks)
+        features: list[tuple[str, str, float]] = [
+            ("hand", "in own hand", card),
+            ("pile_face_up", "face up in the table pile", card),
+            ("pile_top", "the top card of the pile", 1.0),
+            ("pile_public_jack", "a Jack moved under the pile at the deal, public (R7)", card),
+        ]
+        for k in range(sides):
+            if k == 0:
+                features.append(("captured_side_0", "captured this hand by own side (never-shown table cards it took included, R8)", card))
+            else:
+                features.append((f"captured_side_{k}", f"captured this hand by side +{k}, seen by everyone", card))
+        for k in range(n):
+            who = "self" if k == 0 else f"seat +{k}"
+            features.append((f"played_by_seat_{k}", f"played face up this hand by {who}", card))
+        features.append(("stock_bottom", "the shown stock-bottom card (R28), in the stock or another hand", 1.0))
+        features.append(("unseen", "not known to this seat: in another hand, the stock or hidden table cards", card))
+        self.card_features = tuple(name for name, _, _ in features)
+        self.card_feature_meanings = tuple(meaning for _, meaning, _ in features)
+        self.num_card_features = k_features = len(features)
+        self.feature_index = {name: i for i, name in enumerate(self.card_features)}
+
         fields: list[Field] = []
         pos = 0
 
@@ -73,22 +96,10 @@ class ObservationLayout:
             fields.append(Field(name, pos, pos + width, meaning, high))
             pos += width
 
-        card = float(decks)
-        add("hand", 52, "own hand (copies of each card id)", card)
-        add("pile_face_up", 52, "face-up cards in the table pile", card)
-        add("pile_top", 52, "the top card of the pile (one-hot; all 0 when the pile is empty)", 1.0)
-        add("pile_public_jacks", 52, "Jacks moved under the pile at the deal, public (R7)", card)
-        for k in range(sides):
-            whose = "own side" if k == 0 else f"side +{k}"
-            extra = ", including never-shown table cards it took (R8)" if k == 0 else " that everyone saw"
-            add(f"captured_side_{k}", 52, f"cards {whose} captured this hand{extra}", card)
-        for k in range(n):
-            who = "self" if k == 0 else f"seat +{k}"
-            add(f"played_by_seat_{k}", 52, f"cards played face up this hand by {who}", card)
-        add("stock_bottom", 52, "the shown stock-bottom card (R28) while in the stock or another hand", 1.0)
-        add("unseen", 52, "cards this seat cannot know yet: other hands, stock, hidden table cards", card)
-        self.num_planes = len(fields)
-        self.planes_size = pos
+        add("cards", NUM_CARD_IDS * k_features,
+            f"per card id c: features c·{k_features} … c·{k_features}+{k_features - 1} (see the card feature table)", card)
+        self.cards_size = pos
+        high_cards = np.tile(np.array([h for _, _, h in features], dtype=np.float32), NUM_CARD_IDS)
 
         # Counts and points: one entry per seat (+0 = self), per side (+0 = own side) or one in
         # all; the encoder fills this block with one vectorised gather (see ``scalar_sources``).
@@ -128,16 +139,32 @@ class ObservationLayout:
         self.high = np.zeros(self.size, dtype=np.float32)
         for f in fields:
             self.high[f.slice] = f.high
+        self.high[: self.cards_size] = high_cards
+
+    def card_feature(self, card: int, name: str) -> int:
+        """Index of card feature ``name`` of card id ``card`` in the vector."""
+        return card * self.num_card_features + self.feature_index[name]
+
+    def card_block(self, obs: np.ndarray) -> np.ndarray:
+        """The card block of an observation as a (52, K) view: row = card id, column = feature."""
+        return obs[..., : self.cards_size].reshape(*obs.shape[:-1], NUM_CARD_IDS, self.num_card_features)
 
     def __getitem__(self, name: str) -> slice:
+        """The indices of a field, or of one card feature across the 52 cards (a strided
+        slice): ``obs[layout["hand"]]`` is the own-hand indicator of every card id."""
+        if name in self.feature_index:
+            return slice(self.feature_index[name], self.cards_size, self.num_card_features)
         return self.by_name[name].slice
 
     def markdown_table(self) -> str:
-        """The layout as a Markdown table (index range -> meaning), for the docs."""
+        """The layout as Markdown tables (index range -> meaning, then the card features)."""
         rows = ["| indices | name | meaning |", "|---|---|---|"]
         for f in self.fields:
             idx = f"{f.start}" if f.stop - f.start == 1 else f"{f.start}–{f.stop - 1}"
             rows.append(f"| {idx} | `{f.name}` | {f.meaning} |")
+        rows += ["", "| card feature | name | the card is … |", "|---|---|---|"]
+        for i, (name, meaning) in enumerate(zip(self.card_features, self.card_feature_meanings)):
+            rows.append(f"| {i} | `{name}` | {meaning} |")
         return "\n".join(rows)
 
 
@@ -155,9 +182,10 @@ class ObservationEncoder:
     The tables built here are THE encoding; the batched engine applies the very same tables to
     its tensors:
 
-    * ``plane_lut[seat][code]``: for every location code (``game.where``) and playing-seat code
-      (``game.played_by``), the card plane it lights for that observer: ``k`` means the k-th
-      plane of the layout counted from 1, ``0`` means "not shown to this seat".
+    * ``feature_lut[seat][code]``: for every location code (``game.where``) and playing-seat
+      code (``game.played_by``), the card feature it sets for that observer: ``f + 1`` for
+      feature ``f``, ``0`` for "nothing this seat may see". ``feature_rows[seat]`` is the same
+      as one-hot rows (256, K).
     * ``count_gather[seat]`` and ``count_scale``: the counters of ``COUNT_SOURCES``, laid out in
       absolute seat/side order, are gathered into seat-relative order and scaled.
     * ``static``: the entries that never change within an episode (target, settings).
@@ -167,26 +195,29 @@ class ObservationEncoder:
         self.settings = settings
         self.layout = layout = ObservationLayout(settings)
         n, sides = settings.num_players, settings.num_sides
-        plane_number = {f.name: i + 1 for i, f in enumerate(layout.fields[: layout.num_planes])}
-        self.plane_lut = np.zeros((n, 256), dtype=np.int64)
+        feature = {name: i + 1 for i, name in enumerate(layout.card_features)}
+        self.feature_lut = np.zeros((n, 256), dtype=np.int64)
         for seat in range(n):
             side = settings.side_of(seat)
-            lut = self.plane_lut[seat]
+            lut = self.feature_lut[seat]
             for code in unknown_location_codes(seat, side):
-                lut[code] = plane_number["unseen"]
-            lut[LOC_HAND + seat] = plane_number["hand"]
-            lut[LOC_HAND_SHOWN + seat] = plane_number["hand"]
+                lut[code] = feature["unseen"]
+            lut[LOC_HAND + seat] = feature["hand"]
+            lut[LOC_HAND_SHOWN + seat] = feature["hand"]
             for other in range(n):
                 if other != seat:
-                    lut[LOC_HAND_SHOWN + other] = plane_number["stock_bottom"]
-                lut[PLAYED_BY + other] = plane_number[f"played_by_seat_{(other - seat) % n}"]
-            lut[LOC_STOCK_SHOWN] = plane_number["stock_bottom"]
-            lut[LOC_PILE_UP] = plane_number["pile_face_up"]
-            lut[LOC_PILE_JACK] = plane_number["pile_public_jacks"]
+                    lut[LOC_HAND_SHOWN + other] = feature["stock_bottom"]
+                lut[PLAYED_BY + other] = feature[f"played_by_seat_{(other - seat) % n}"]
+            lut[LOC_STOCK_SHOWN] = feature["stock_bottom"]
+            lut[LOC_PILE_UP] = feature["pile_face_up"]
+            lut[LOC_PILE_JACK] = feature["pile_public_jack"]
             for s in range(sides):
-                lut[LOC_CAPT_SHOWN + s] = plane_number[f"captured_side_{(s - side) % sides}"]
-            lut[LOC_CAPT_HIDDEN + side] = plane_number["captured_side_0"]
-        self.top_plane = plane_number["pile_top"]
+                lut[LOC_CAPT_SHOWN + s] = feature[f"captured_side_{(s - side) % sides}"]
+            lut[LOC_CAPT_HIDDEN + side] = feature["captured_side_0"]
+        k = layout.num_card_features
+        # One-hot rows with a dump column 0 that is dropped: (n, 256, K).
+        self.feature_rows = np.eye(k + 1, dtype=np.float32)[self.feature_lut][:, :, 1:]
+        self.top_feature = feature["pile_top"] - 1
 
         if tuple(src for src, _, _ in layout.scalar_sources) != COUNT_SOURCES:
             raise AssertionError("ObservationLayout's count fields and COUNT_SOURCES disagree")
@@ -196,8 +227,8 @@ class ObservationEncoder:
             gather, offset = [], 0
             for _source, per, scale in layout.scalar_sources:
                 width = {"seat": n, "side": sides, "one": 1}[per]
-                for k in range(width):
-                    gather.append(offset + {"seat": (seat + k) % n, "side": (side + k) % sides, "one": 0}[per])
+                for j in range(width):
+                    gather.append(offset + {"seat": (seat + j) % n, "side": (side + j) % sides, "one": 0}[per])
                     if seat == 0:
                         scales.append(1.0 / scale)
                 offset += width
@@ -208,22 +239,16 @@ class ObservationEncoder:
         self.rel_side = np.array(
             [[(s - settings.side_of(seat)) % sides for s in range(sides)] for seat in range(n)], dtype=np.int64
         )
-        s = settings
+        st = settings
         self.static = np.zeros(layout.size, dtype=np.float32)
-        self.static[layout["target"]] = 0.0 if s.target is None else s.target / POINTS_SCALE
+        self.static[layout["target"]] = 0.0 if st.target is None else st.target / POINTS_SCALE
         self.static[layout["settings"]] = [
-            s.num_players / 6, float(s.partnerships), float(s.decks - 1), s.win_margin / 10,
-            s.double_pisti / 20, float(s.last_card_pisti), s.ten_diamonds_pisti_bonus / 3,
-            float(s.show_stock_bottom), float(s.bluff), float(s.bluff_jack_double),
+            st.num_players / 6, float(st.partnerships), float(st.decks - 1), st.win_margin / 10,
+            st.double_pisti / 20, float(st.last_card_pisti), st.ten_diamonds_pisti_bonus / 3,
+            float(st.show_stock_bottom), float(st.bluff), float(st.bluff_jack_double),
         ]
-
-        # Fast paths of ``encode``: plane k starts at buffer offset 52·k (row 0 is the dump).
-        self._buffer_lut = [lut * NUM_CARD_IDS for lut in self.plane_lut]
-        self._ids = np.tile(np.arange(settings.num_cards) % NUM_CARD_IDS, 2)  # of where + played_by
-        self._one_deck = settings.decks == 1
-        self._template = np.concatenate([np.zeros(NUM_CARD_IDS, dtype=np.float32), self.static])
+        self._copies = settings.decks * 2  # rows of ``where + played_by`` per card id
         self._rel_side = self.rel_side.tolist()
-        self._top_offset = self.top_plane * NUM_CARD_IDS
         self._last_capturer = layout.by_name["last_capturer"].start
         self._dealer = layout.by_name["dealer"].start
         self._to_move = layout.by_name["to_move"].start
@@ -231,17 +256,19 @@ class ObservationEncoder:
     def encode(self, game: Game, seat: int) -> np.ndarray:
         """The observation vector of ``seat`` (float32, ``layout.size`` entries)."""
         layout = self.layout
-        buf = self._template.copy()
-        idx = self._buffer_lut[seat][np.frombuffer(game.where + game.played_by, dtype=np.uint8)]
-        idx += self._ids
-        if self._one_deck:
-            buf[idx] = 1.0
-        else:  # two copies of an id may land in the same entry
-            np.add.at(buf, idx, 1.0)
+        obs = self.static.copy()
+        # Card block: each physical card's location code and playing-seat code select one-hot
+        # feature rows; copies of an id (two decks) add up.
+        rows = self.feature_rows[seat][np.frombuffer(game.where + game.played_by, dtype=np.uint8)]
+        k = layout.num_card_features
+        cards = obs[: layout.cards_size].reshape(NUM_CARD_IDS, k)
+        if self._copies == 2:
+            np.add(rows[:NUM_CARD_IDS], rows[NUM_CARD_IDS:], out=cards)
+        else:
+            cards[:] = rows.reshape(self._copies, NUM_CARD_IDS, k).sum(0)
         pile = game.pile
         if pile:
-            buf[self._top_offset + pile[-1] % NUM_CARD_IDS] = 1.0
-        obs = buf[NUM_CARD_IDS:]
+            cards[pile[-1] % NUM_CARD_IDS, self.top_feature] = 1.0
         counts = np.array(
             [
                 *map(len, game.hands), len(game.deck) - game.stock_pos, len(pile), game.pile_hidden,

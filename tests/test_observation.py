@@ -79,7 +79,7 @@ def test_planes_match_the_game_state_and_stay_in_bounds(kw):
         np.testing.assert_array_equal(plane(obs, layout, "pile_face_up"), ids_count(up))
         np.testing.assert_array_equal(plane(obs, layout, "pile_top"), ids_count(g.pile[-1:]))
         jacks = [c for c in g.pile if where[c] == LOC_PILE_JACK]
-        np.testing.assert_array_equal(plane(obs, layout, "pile_public_jacks"), ids_count(jacks))
+        np.testing.assert_array_equal(plane(obs, layout, "pile_public_jack"), ids_count(jacks))
         for k in range(sides):
             s = (side + k) % sides
             known = [p for p, loc in enumerate(where) if loc == LOC_CAPT_SHOWN + s]
@@ -93,7 +93,7 @@ def test_planes_match_the_game_state_and_stay_in_bounds(kw):
         np.testing.assert_array_equal(plane(obs, layout, "unseen"), ids_count(g.unknown_cards(seat)))
         # Every physical card is counted in exactly one location plane (cards another side
         # captured face down are among the unseen: the seat cannot tell which they are, R31).
-        location_planes = ["hand", "pile_face_up", "pile_public_jacks", "unseen", "stock_bottom"] + [
+        location_planes = ["hand", "pile_face_up", "pile_public_jack", "unseen", "stock_bottom"] + [
             f"captured_side_{k}" for k in range(sides)
         ]
         assert sum(plane(obs, layout, name).sum() for name in location_planes) == settings.num_cards

@@ -298,7 +298,7 @@ def test_R7_jack_on_top_goes_to_the_bottom_and_is_public():
     assert g.where[C("KD")] == game_mod.LOC_PILE_UP
     assert hidden_in_pile(g) == 2
     for seat in (0, 1):  # everyone saw it
-        assert obs_plane(g, seat, "pile_public_jacks")[C("JC")] == 1
+        assert obs_plane(g, seat, "pile_public_jack")[C("JC")] == 1
         assert obs_plane(g, seat, "unseen")[C("JC")] == 0
         assert obs_plane(g, seat, "unseen")[C("2H")] == 1
 
