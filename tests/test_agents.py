@@ -29,6 +29,7 @@ from pisti_env.agents import (
     parse_agent_spec,
     view_for_agent,
 )
+from pisti_env.agents.endgame import endgame_values
 from pisti_env.agents.expert import hold_probability
 from pisti_env.agents.scoring import pisti_value
 
@@ -226,6 +227,48 @@ def test_expert_opens_with_a_rank_nobody_can_match():
     assert view.pile_size == 0 and view.unseen_rank_counts[6] == 0 and view.unseen_rank_counts[11] == 2
     for seed in range(5):
         assert ExpertAgent(seed=seed).act(view) == pisti_env.parse_card("7S")
+
+
+def _engine_minimax(game: Game, side: int) -> float:
+    """Final hand total of ``side`` minus the other's, both playing their best (brute force
+    through the real engine)."""
+    if game.done:
+        result = game.last_hand_result
+        return result[side]["total"] - result[1 - side]["total"]
+    values = []
+    for card in game.legal_actions():
+        child = game.clone()
+        child.step(card)
+        values.append(_engine_minimax(child, side))
+    return max(values) if game.turn == side else min(values)
+
+
+@pytest.mark.parametrize("variant", [{}, dict(last_card_pisti=False, ten_diamonds_pisti_bonus=3, double_pisti=10)])
+def test_R18_R19_R21_endgame_solver_agrees_with_brute_force_through_the_engine(variant):
+    settings = make_settings(num_players=2, target=None, **variant)
+    rng = random.Random(4)
+    checked = 0
+    for game_seed in range(40):
+        game = Game(settings, seed=game_seed)
+        while not game.done and not (game.stock_size == 0 and game.pile_hidden == 0 and rng.random() < 0.3):
+            game.step(rng.choice(game.legal_actions()))
+        if game.done:
+            continue
+        seat, side = game.turn, game.side_of[game.turn]
+        now = game.hand_scores()
+        banked = [now[k]["card_points"] + now[k]["pisti_points"] for k in range(2)]
+        view = SeatView(game, seat)
+        values = endgame_values(
+            view.hand, game.hand_card_ids(1 - seat), view.pile_top, view.pile_size, view.pile_known_points,
+            None if view.last_capturer is None else int(view.last_capturer != side),
+            (view.captured_count[side], view.captured_count[1 - side]), settings,
+        )
+        for card in view.hand:
+            child = game.clone()
+            child.step(card)
+            assert values[card] + banked[side] - banked[1 - side] == _engine_minimax(child, side), (game_seed, card)
+        checked += 1
+    assert checked >= 15
 
 
 def test_hold_probability_is_the_hypergeometric_chance():

@@ -15,18 +15,25 @@ Every legal card gets a value in points for the player's side, and the best one 
   never with a Jack while Jacks are out. Point cards are not thrown where the next seat can
   take them. In partnerships (R4) the next seat is always an opponent: the partner's
   opponents are never fed.
-* **End of the hand**: with the stock empty, a capture late in the hand is worth the sweep
-  of the leftover pile (R19) when nobody can capture after it; Jacks lose their keep value.
+* **End of the hand**: on its last card a Jack loses its keep value. Two players, stock
+  empty (R18): once card counting pins down the other hand (every unseen card must be in it,
+  or only a few hands are possible), the last deal is played exactly
+  (:mod:`~pisti_env.agents.endgame`), timing the last capture for the leftover pile (R19) and
+  the majority (R21).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+
 from ..cards import JACK, POINTS, RANK
 from .base import Agent
+from .endgame import endgame_values
 from .scoring import captures, pisti_value
 from .view import SeatView
 
-MAJORITY = 3.0  # R21
+
 
 
 def hold_probability(unseen_of_rank: int, unseen_total: int, hand_size: int) -> float:
@@ -51,6 +58,9 @@ class ExpertAgent(Agent):
         jack_keep: points a Jack in hand is worth while the player has more turns this hand.
         point_keep: share of a point card's value lost by throwing it on a pile (R20).
         lead_bonus: value of making the next seat open an empty pile (the pişti chance it gives).
+        endgame_worlds: with two players and the stock empty, solve the rest of the hand exactly
+            when at most this many hands of the other player are possible (averaging over
+            them); 0 turns the exact endgame off.
     """
 
     name = "expert"
@@ -62,8 +72,12 @@ class ExpertAgent(Agent):
         jack_keep: float = 2.5,
         point_keep: float = 0.3,
         lead_bonus: float = 0.5,
+        endgame_worlds: int = 6,
     ) -> None:
         super().__init__(seed)
+        if isinstance(endgame_worlds, bool) or not isinstance(endgame_worlds, int) or endgame_worlds < 0:
+            raise ValueError(f"expert option 'endgame_worlds' must be an int >= 0, got {endgame_worlds!r}")
+        self.endgame_worlds = endgame_worlds
         for key, value in (("card_weight", card_weight), ("jack_keep", jack_keep),
                            ("point_keep", point_keep), ("lead_bonus", lead_bonus)):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -74,6 +88,10 @@ class ExpertAgent(Agent):
         self.lead_bonus = float(lead_bonus)
 
     def choose(self, view: SeatView, legal: list[int]) -> int:
+        if self.endgame_worlds and view.num_players == 2 and view.stock_size == 0 and view.pile_hidden == 0:
+            card = self._endgame(view, legal)
+            if card is not None:
+                return card
         settings = view.settings
         seat, side = view.seat, view.side
         n = view.num_players
@@ -129,6 +147,29 @@ class ExpertAgent(Agent):
                 best.append(card)
         return best[0] if len(best) == 1 else best[self.rng.randrange(len(best))]
 
+    def _endgame(self, view: SeatView, legal: list[int]) -> int | None:
+        """The exact last-deal choice when the other hand is one of few possible ones, else ``None``."""
+        unseen = view.unseen
+        other = 1 - view.seat
+        size = view.hand_sizes[other]
+        if math.comb(len(unseen), size) > self.endgame_worlds:
+            return None
+        last = view.last_capturer
+        counts = view.captured_count
+        totals = dict.fromkeys(legal, 0.0)
+        memo: dict = {}
+        for hand in itertools.combinations(unseen, size):
+            values = endgame_values(
+                legal, list(hand), view.pile_top, view.pile_size, view.pile_known_points,
+                None if last is None else int(last != view.side), (counts[view.side], counts[1 - view.side]),
+                view.settings, memo,
+            )
+            for card, value in values.items():
+                totals[card] += value
+        best = max(totals.values())
+        choices = [c for c in legal if totals[c] > best - 1e-9]
+        return choices[0] if len(choices) == 1 else choices[self.rng.randrange(len(choices))]
+
     def _card_weight(self, view: SeatView) -> float:
         """Majority value of one more captured card (R21): nothing once the majority is settled."""
         counts = view.captured_count
@@ -139,4 +180,4 @@ class ExpertAgent(Agent):
 
     def __repr__(self) -> str:
         return (f"ExpertAgent(card_weight={self.card_weight}, jack_keep={self.jack_keep}, "
-                f"point_keep={self.point_keep}, lead_bonus={self.lead_bonus})")
+                f"point_keep={self.point_keep}, lead_bonus={self.lead_bonus}, endgame_worlds={self.endgame_worlds})")

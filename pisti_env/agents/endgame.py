@@ -1,0 +1,112 @@
+"""Exact play of the last deal between two sides whose hands are both known (minimax).
+
+Once the stock is empty (R18) and a seat can name every card the other seat holds (card
+counting: all other cards have been seen), the rest of the hand is a game of perfect
+information of at most eight plies. This module plays it out exactly: captures (R10, R11),
+piştis (R13–R17), the last capturer's sweep (R19) and the majority (R21), each side playing
+its best. Only *future* points matter for the choice, so hidden points already captured are
+not needed.
+"""
+
+from __future__ import annotations
+
+from ..cards import JACK, POINTS, RANK
+from ..rules import Settings
+from .scoring import pisti_value
+
+MAJORITY = 3  # R21
+
+
+def endgame_values(
+    mine: list[int],
+    theirs: list[int],
+    top: int | None,
+    pile_size: int,
+    pile_points: int,
+    last_capturer: int | None,
+    captured: tuple[int, int],
+    settings: Settings,
+    memo: dict | None = None,
+) -> dict[int, float]:
+    """The exact value, for the side to move, of playing each of its cards.
+
+    Args:
+        mine: card ids of the player to move (it moves first).
+        theirs: card ids of the only other player (2 players, R3).
+        top: the pile's top card id (``None``: empty).
+        pile_size: cards in the pile. pile_points: their points (R20; every one known).
+        last_capturer: 0 = the mover's side captured last, 1 = the other side, ``None``: nobody.
+        captured: cards captured so far this hand, (mover's side, other side), for the majority.
+        settings: the pişti variants (R14, R16, R17).
+        memo: a dict to share solved positions between calls with the same settings (e.g. the
+            possible hands of one decision); a fresh one by default.
+
+    Returns ``{card id: the mover's future points minus the other side's}`` with perfect play
+    on both sides to the end of the hand, the sweep and the majority included.
+    """
+    memo = {} if memo is None else memo
+    values: dict[int, float] = {}
+    tried: dict[tuple[int, int], float] = {}
+    for i, card in enumerate(mine):
+        key = (RANK[card], POINTS[card])
+        if key not in tried:  # cards of one rank and value play alike
+            tried[key] = _play(card, mine[:i] + mine[i + 1:], theirs, top, pile_size, pile_points,
+                               0 if last_capturer is None else 1 + last_capturer, captured[0] - captured[1],
+                               settings, memo)
+        values[card] = tried[key]
+    return values
+
+
+def _kind(card: int) -> tuple[int, int]:
+    return RANK[card], POINTS[card]
+
+
+_FLIP = (0, 2, 1)  # the last-capturer code seen from the other side
+
+
+def _play(card: int, rest: list[int], other: list[int], top: int | None, size: int, points: int,
+          last: int, lead: int, settings: Settings, memo: dict) -> float:
+    """Value for the mover of playing ``card``. ``last``: 0 nobody captured, 1 the mover's side,
+    2 the other; ``lead``: the mover's captured cards minus the other side's (R21)."""
+    rank = RANK[card]
+    if size and (rank == RANK[top] or rank == JACK):  # R10, R11
+        gain = points + POINTS[card] + pisti_value(card, top, size, settings, not rest and not other)
+        # The other side moves next on an empty pile, and the mover is its "other" (code 2).
+        return gain - _best(other, rest, None, 0, 0, 2, -(lead + size + 1), settings, memo)
+    return -_best(other, rest, card, size + 1, points + POINTS[card], _FLIP[last], -lead, settings, memo)
+
+
+def _best(hand: list[int], other: list[int], top: int | None, size: int, points: int, last: int,
+          lead: int, settings: Settings, memo: dict) -> float:
+    """Best value for the side holding ``hand``, to move (``last`` and ``lead`` from its side)."""
+    if not hand:
+        if other:  # cannot happen with two players dealt alike; kept for safety
+            return -_best(other, hand, top, size, points, _FLIP[last], -lead, settings, memo)
+        value = 0.0
+        if size and last:  # R19: the last capturer sweeps the table
+            sign = 1 if last == 1 else -1
+            value += sign * points
+            lead += sign * size
+        if lead > 0:  # R21
+            value += MAJORITY
+        elif lead < 0:
+            value -= MAJORITY
+        return value
+    # A pişti depends on the top card itself only through the 10♦ bonus (R17).
+    top_key = None if top is None else (_kind(top), size == 1 and top % 52 == 22)
+    key = (tuple(sorted(map(_kind, hand))), tuple(sorted(map(_kind, other))), top_key, size, points, last, lead)
+    found = memo.get(key)
+    if found is not None:
+        return found
+    best = None
+    seen = set()
+    for i, card in enumerate(hand):
+        kind = _kind(card)
+        if kind in seen:
+            continue
+        seen.add(kind)
+        v = _play(card, hand[:i] + hand[i + 1:], other, top, size, points, last, lead, settings, memo)
+        if best is None or v > best:
+            best = v
+    memo[key] = best
+    return best
