@@ -103,13 +103,16 @@ def load_player(spec: str, seed: int | None = None) -> Player:
 
 
 def _checkpoint_loader():
-    try:
-        module = importlib.import_module("training")
-        loader = getattr(module, "load_policy", None)
-        if loader is None:
+    """The trainer's ``load_policy``: ``training.load_policy`` as a function of the package or
+    as a module of that name holding one."""
+    loader = getattr(importlib.import_module("training"), "load_policy", None)
+    if loader is None:
+        try:
             loader = getattr(importlib.import_module(CHECKPOINT_LOADER), "load_policy", None)
-    except ImportError:
-        loader = None
+        except ModuleNotFoundError as err:
+            if err.name != CHECKPOINT_LOADER:
+                raise  # the trainer is there but one of its own imports is missing
+            loader = None
     if loader is None or not callable(loader):
         raise RuntimeError(
             f"checkpoint loading needs the trainer ({CHECKPOINT_LOADER}): no load_policy(path) is available yet; "

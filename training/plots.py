@@ -71,7 +71,9 @@ def plot_heatmap(players: Sequence[str], matrix: Sequence[Sequence[Any]], path: 
     for i in range(m):
         for j in range(m):
             if np.isfinite(data[i, j]):
-                ax.text(j, i, f"{data[i, j]:+.2f}", ha="center", va="center", fontsize=9)
+                dark = abs(data[i, j]) > 0.6 * bound
+                ax.text(j, i, f"{data[i, j]:+.2f}", ha="center", va="center", fontsize=9,
+                        color="white" if dark else "black")
     fig.colorbar(image, ax=ax)
     ax.set_title(title)
     fig.tight_layout()
