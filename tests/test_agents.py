@@ -271,6 +271,33 @@ def test_R18_R19_R21_endgame_solver_agrees_with_brute_force_through_the_engine(v
     assert checked >= 15
 
 
+@pytest.mark.parametrize("show_stock_bottom", [False, True])
+def test_R28_expert_plays_the_last_deal_perfectly_once_it_knows_the_other_hand(show_stock_bottom):
+    """Whenever card counting pins down the other hand (every unseen card is in it, with the
+    shown stock-bottom card of R28 counted as known), the expert's card is a best one."""
+    settings = make_settings(num_players=2, target=None, show_stock_bottom=show_stock_bottom)
+    rng = random.Random(5)
+    expert = ExpertAgent(seed=0)
+    checked = 0
+    for game_seed in range(25):
+        game = Game(settings, seed=game_seed)
+        while not game.done:
+            seat = game.turn
+            view = SeatView(game, seat)
+            other_unknown = len(game.hands[1 - seat]) - (view.stock_bottom_holder == 1 - seat)
+            if game.stock_size == 0 and game.pile_hidden == 0 and len(view.unseen) == other_unknown \
+                    and len(view.legal_actions) > 1:
+                values = {}
+                for card in view.legal_actions:
+                    child = game.clone()
+                    child.step(card)
+                    values[card] = _engine_minimax(child, game.side_of[seat])
+                assert values[expert.act(view)] == max(values.values()), (game_seed, values)
+                checked += 1
+            game.step(rng.choice(game.legal_actions()))
+    assert checked >= 10
+
+
 def test_hold_probability_is_the_hypergeometric_chance():
     assert hold_probability(0, 40, 4) == 0.0
     assert hold_probability(3, 40, 0) == 0.0

@@ -104,6 +104,10 @@ class ExpertAgent(Agent):
         hand_sizes = view.hand_sizes
         nxt = (seat + 1) % n
         next_hand = hand_sizes[nxt]
+        # R28: the shown stock-bottom card, if the next seat holds it, is a rank it surely has.
+        known_rank = RANK[view.stock_bottom] if view.stock_bottom_holder == nxt else None
+        if known_rank is not None:
+            next_hand -= 1
         sign = -1.0 if view.side_of[nxt] != side else 1.0  # the next seat's gains are our losses
         left = view.cards_left_in_hand
         last_card = left == 1
@@ -112,6 +116,8 @@ class ExpertAgent(Agent):
         jack_keep = self.jack_keep if my_future > 0 else 0.0
 
         def hold(rank: int) -> float:
+            if rank == known_rank:
+                return 1.0
             return hold_probability(unseen[rank], unseen_total, next_hand)
 
         p_jack = hold(JACK)
@@ -151,16 +157,18 @@ class ExpertAgent(Agent):
         """The exact last-deal choice when the other hand is one of few possible ones, else ``None``."""
         unseen = view.unseen
         other = 1 - view.seat
-        size = view.hand_sizes[other]
-        if math.comb(len(unseen), size) > self.endgame_worlds:
+        known = [view.stock_bottom] if view.stock_bottom_holder == other else []  # R28
+        free = view.hand_sizes[other] - len(known)
+        worlds = math.comb(len(unseen), free) if 0 <= free <= len(unseen) else 0
+        if not 0 < worlds <= self.endgame_worlds:
             return None
         last = view.last_capturer
         counts = view.captured_count
         totals = dict.fromkeys(legal, 0.0)
         memo: dict = {}
-        for hand in itertools.combinations(unseen, size):
+        for hand in itertools.combinations(unseen, free):
             values = endgame_values(
-                legal, list(hand), view.pile_top, view.pile_size, view.pile_known_points,
+                legal, list(hand) + known, view.pile_top, view.pile_size, view.pile_known_points,
                 None if last is None else int(last != view.side), (counts[view.side], counts[1 - view.side]),
                 view.settings, memo,
             )
