@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 import pisti_env
@@ -141,15 +142,35 @@ def test_policy_interface_and_checkpoints(tmp_path):
 
     with pytest.raises(ValueError, match="illegal card"):
         PolicyPlayer(Cheater(), name="cheater").act(view)
-    path = tmp_path / "policy.safetensors"
-    path.write_bytes(b"")
-    import training
-
-    if not hasattr(training, "load_policy"):
-        with pytest.raises(RuntimeError, match=r"checkpoint loading needs the trainer \(training.load_policy\)"):
-            load_player(str(path))
     with pytest.raises(ValueError, match="unknown player"):
         load_player(str(tmp_path / "missing.pt"))
+
+
+def test_checkpoint_paths_go_through_the_trainers_loader(tmp_path, monkeypatch):
+    import training
+    import training.players as players
+
+    path = tmp_path / "ckpt"
+    path.mkdir()
+    monkeypatch.delattr(training, "load_policy", raising=False)
+    monkeypatch.setattr(players, "CHECKPOINT_MODULES", ("training.no_such_loader",))
+    with pytest.raises(RuntimeError, match=r"checkpoint loading needs the trainer \(training.load_policy\)"):
+        load_player(str(path))
+
+    class LastLegal:
+        seeds: list = []
+
+        def act(self, observation):
+            return int(np.flatnonzero(observation["action_mask"])[-1])
+
+        def reset(self, seed=None):
+            self.seeds.append(seed)
+
+    loaded = []
+    monkeypatch.setattr(training, "load_policy", lambda p: loaded.append(p) or LastLegal(), raising=False)
+    report = evaluate([str(path), "random"], deals=5, matches=1, target=31, bootstrap=0)
+    assert loaded and all(p == str(path) for p in loaded)
+    assert report["tables"][0]["pairs"][0]["hands"]["played"] == 10 and LastLegal.seeds
 
 
 def test_evaluate_rejects_bad_input(capsys):

@@ -17,6 +17,8 @@ from pisti_env.agents.base import Player
 from pisti_env.cards import card_to_text
 
 CHECKPOINT_LOADER = "training.load_policy"
+# Modules searched for a ``load_policy(path)`` function, after the ``training`` package itself.
+CHECKPOINT_MODULES = ("training.load_policy", "training.policy")
 
 
 @runtime_checkable
@@ -76,8 +78,9 @@ def load_player(spec: str, seed: int | None = None) -> Player:
     """A player from a spec: a baseline name (``"greedy"``, ``"pimc:n=32"``, see
     :func:`pisti_env.agents.make_agent`) or the path of a trained checkpoint.
 
-    Checkpoints are read by the trainer's ``training.load_policy(path)``, which returns a
-    :class:`Policy`; until the trainer provides it, a path raises ``RuntimeError``.
+    Checkpoints are read by the trainer's ``load_policy(path)`` (``training.load_policy``, or
+    the one in ``training.policy``), which returns a :class:`Policy`; until the trainer
+    provides it, a path raises ``RuntimeError``.
 
     Args:
         spec: the player spec.
@@ -103,17 +106,18 @@ def load_player(spec: str, seed: int | None = None) -> Player:
 
 
 def _checkpoint_loader():
-    """The trainer's ``load_policy``: ``training.load_policy`` as a function of the package or
-    as a module of that name holding one."""
+    """The trainer's ``load_policy``: an attribute of the ``training`` package, or a function
+    of that name in one of :data:`CHECKPOINT_MODULES`."""
     loader = getattr(importlib.import_module("training"), "load_policy", None)
-    if loader is None:
+    for name in CHECKPOINT_MODULES:
+        if callable(loader):
+            break
         try:
-            loader = getattr(importlib.import_module(CHECKPOINT_LOADER), "load_policy", None)
+            loader = getattr(importlib.import_module(name), "load_policy", None)
         except ModuleNotFoundError as err:
-            if err.name != CHECKPOINT_LOADER:
+            if err.name != name:
                 raise  # the trainer is there but one of its own imports is missing
-            loader = None
-    if loader is None or not callable(loader):
+    if not callable(loader):
         raise RuntimeError(
             f"checkpoint loading needs the trainer ({CHECKPOINT_LOADER}): no load_policy(path) is available yet; "
             f"evaluate the baselines {agent_names()} meanwhile"
