@@ -272,16 +272,25 @@ class BatchedPisti:
         everything = torch.ones(B, dtype=torch.bool, device=dev)
         state = self._start_hands(state, everything, new_episode=everything, decks=given_decks, dealers=given_dealers)
         self.state = state
+        return self.peek(state, observation_out)
+
+    def peek(self, state: BatchState | None = None, observation_out: torch.Tensor | None = None) -> BatchStep:
+        """The seat to move, its observation and mask in ``state`` (default: the current
+        state), as a :class:`BatchStep` with no rewards and no episode or hand ended."""
+        state = self.state if state is None else state
+        if state is None:
+            raise ValueError("call reset() first")
+        B, S, dev = self.batch_size, self.num_sides, self.device
         none = torch.zeros(B, dtype=torch.bool, device=dev)
         return self._output(
             state,
             observation_out,
-            rewards=torch.zeros(B, n, dtype=torch.float32, device=dev),
+            rewards=torch.zeros(B, self.num_players, dtype=torch.float32, device=dev),
             done=none,
             hand_over=none,
             hand_result={k: torch.zeros(B, S, dtype=torch.int64, device=dev) for k in _RESULT_KEYS},
-            match_scores=torch.zeros(B, S, dtype=torch.int64, device=dev),
-            winner=zeros - 1,
+            match_scores=state.side_counts[:, Row.MATCH_SCORES],
+            winner=torch.full((B,), -1, dtype=torch.int64, device=dev),
         )
 
     def step(self, actions: torch.Tensor | Sequence[int], observation_out: torch.Tensor | None = None) -> BatchStep:

@@ -1,0 +1,142 @@
+"""Every knob of a training run, in one dataclass with a docstring per field."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class TrainConfig:
+    """Configuration of a self-play PPO run (defaults: the shipped 2-player policy).
+
+    Game
+        num_players: seats at the table (2, 3 or 4).
+        partnerships: seats 0+2 against 1+3 with 4 players; ``None`` = the rules' default.
+        target: match target. Training plays whole matches so the match context in the
+            observation (totals, target, hands completed) is what the policy meets in play.
+        double_pisti, last_card_pisti, ten_diamonds_pisti_bonus, show_stock_bottom: the
+            rules' variant settings (RULES.md's table).
+
+    Run
+        seed: seeds the games, the network's initialisation and the sampling.
+        total_steps: environment steps (moves, summed over the batch) to train for.
+        num_envs: games played side by side in the batched engine.
+        rollout_steps: batch steps per rollout; a rollout holds ``num_envs * rollout_steps``
+            decisions.
+        device: torch device for the engine and the network.
+        torch_threads: intra-op threads for torch on the CPU (0 = torch's default).
+
+    Network
+        hidden_sizes: widths of the MLP trunk shared by the policy and value heads.
+
+    PPO
+        learning_rate: Adam's step size at the start.
+        anneal_lr: decay the learning rate linearly to 0 over the run.
+        gamma: discount per decision of a seat (rewards are points, episodes are finite: 1.0).
+        gae_lambda: GAE's λ, the bias/variance trade-off of the advantages.
+        reward_scale: rewards are multiplied by this (points -> roughly unit scale).
+        num_minibatches: minibatches per epoch over the rollout's learner decisions.
+        update_epochs: passes over each rollout.
+        clip_coef: PPO's ratio clip ε (also the value clip when ``clip_value``).
+        clip_value: clip the value update around the old prediction.
+        ent_coef: weight of the entropy bonus (over legal cards only).
+        vf_coef: weight of the value loss.
+        max_grad_norm: global gradient-norm clip.
+        norm_adv: normalise advantages per minibatch.
+        target_kl: stop the epochs of an update early once the approximate KL exceeds this
+            (``None``: never).
+
+    Opponents
+        self_play_share: share of games where every seat is the current policy.
+        snapshot_every: updates between frozen snapshots of the policy added to the pool.
+        pool_size: the most snapshots kept (the oldest leaves first).
+        baselines: scripted opponents in batched form that the pool always holds.
+        pool_temperature: a game's opponent is drawn with probability ∝
+            ``exp(-learner_margin / pool_temperature)`` where ``learner_margin`` is the
+            learner's recent mean score difference per episode against it (points), so the
+            opponents that still beat the learner come up most.
+
+    Bookkeeping
+        eval_every: updates between evaluations against the baselines (0 = never).
+        eval_deals: duplicate deals per evaluation.
+        checkpoint_every: updates between checkpoints (and at the end).
+        out_dir: where checkpoints, logs and reports go.
+    """
+
+    num_players: int = 2
+    partnerships: bool | None = None
+    target: int | None = 151
+    double_pisti: int = 20
+    last_card_pisti: bool = True
+    ten_diamonds_pisti_bonus: int = 0
+    show_stock_bottom: bool = False
+
+    seed: int = 0
+    total_steps: int = 30_000_000
+    num_envs: int = 512
+    rollout_steps: int = 128
+    device: str = "cpu"
+    torch_threads: int = 2
+
+    hidden_sizes: tuple[int, ...] = (256, 256)
+
+    learning_rate: float = 1e-3
+    anneal_lr: bool = True
+    gamma: float = 1.0
+    gae_lambda: float = 0.8
+    reward_scale: float = 0.3
+    num_minibatches: int = 4
+    update_epochs: int = 4
+    clip_coef: float = 0.2
+    clip_value: bool = True
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    norm_adv: bool = True
+    target_kl: float | None = None
+
+    self_play_share: float = 0.7
+    snapshot_every: int = 20
+    pool_size: int = 8
+    baselines: tuple[str, ...] = ("random", "greedy")
+    pool_temperature: float = 5.0
+
+    eval_every: int = 50
+    eval_deals: int = 500
+    checkpoint_every: int = 25
+    out_dir: str = "runs/pisti"
+
+    def game_settings(self) -> dict[str, Any]:
+        """The game settings of RULES.md's table this run trains on."""
+        return {
+            "num_players": self.num_players,
+            "partnerships": self.partnerships,
+            "target": self.target,
+            "double_pisti": self.double_pisti,
+            "last_card_pisti": self.last_card_pisti,
+            "ten_diamonds_pisti_bonus": self.ten_diamonds_pisti_bonus,
+            "show_stock_bottom": self.show_stock_bottom,
+        }
+
+    @property
+    def batch_decisions(self) -> int:
+        return self.num_envs * self.rollout_steps
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(names)}")
+        values = dict(values)
+        for key in ("hidden_sizes", "baselines"):
+            if key in values and isinstance(values[key], list):
+                values[key] = tuple(values[key])
+        return cls(**values)
+
+

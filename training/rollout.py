@@ -1,0 +1,176 @@
+"""Collecting self-play rollouts on the batched engine.
+
+Each game of the batch has, per seat, a controller: the learner (the policy being trained) or
+one opponent of the pool. A share of the games is pure self-play (every seat is the learner);
+in the others the learner holds one side, at a random seat, and one pool opponent holds every
+other seat. Controllers are drawn again whenever a game restarts.
+
+A rollout records one decision per batch step and game: the mover's observation, mask, card,
+log-probability and value, its seat, and whether the learner made it; plus every seat's
+rewards and the done flags, from which :func:`training.ppo.assign_seat_rewards` credits each
+decision with its own seat's rewards.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+
+from pisti_env.batched import BatchedPisti
+
+from .network import ActorCritic, log_probs, sample
+from .opponents import OpponentPool
+
+LEARNER = -1  # controller code of the learner (pool entries are 0, 1, ...)
+
+
+@dataclass
+class Rollout:
+    """(T, B, ...) tensors of one rollout; see the module docstring."""
+
+    observation: torch.Tensor
+    mask: torch.Tensor
+    action: torch.Tensor
+    logp: torch.Tensor
+    value: torch.Tensor
+    seat: torch.Tensor
+    learner: torch.Tensor
+    rewards: torch.Tensor  # (T, B, n)
+    done: torch.Tensor
+    end_values: torch.Tensor  # (B, n): each seat's value at the end, for cut-off decisions
+
+
+class SelfPlayCollector:
+    """Plays the batched engine with the learner and the pool; see the module docstring.
+
+    Args:
+        engine: the batched engine (already constructed, not reset).
+        pool: the opponents.
+        self_play_share: share of games where every seat is the learner.
+        rollout_steps: batch steps per rollout.
+        generator: all sampling (cards, controllers) draws from it.
+    """
+
+    def __init__(
+        self,
+        engine: BatchedPisti,
+        pool: OpponentPool,
+        self_play_share: float,
+        rollout_steps: int,
+        generator: torch.Generator,
+    ) -> None:
+        self.engine = engine
+        self.pool = pool
+        self.self_play_share = self_play_share
+        self.rollout_steps = rollout_steps
+        self.generator = generator
+        B, n, dev = engine.batch_size, engine.num_players, engine.device
+        T = rollout_steps
+        self.storage = Rollout(
+            observation=torch.zeros(T + 1, B, engine.observation_size, device=dev),
+            mask=torch.zeros(T, B, 52, dtype=torch.bool, device=dev),
+            action=torch.zeros(T, B, dtype=torch.long, device=dev),
+            logp=torch.zeros(T, B, device=dev),
+            value=torch.zeros(T, B, device=dev),
+            seat=torch.zeros(T, B, dtype=torch.long, device=dev),
+            learner=torch.zeros(T, B, dtype=torch.bool, device=dev),
+            rewards=torch.zeros(T, B, n, device=dev),
+            done=torch.zeros(T, B, dtype=torch.bool, device=dev),
+            end_values=torch.zeros(B, n, device=dev),
+        )
+        self.controller = torch.full((B, n), LEARNER, dtype=torch.long, device=dev)
+        self.episode_return = torch.zeros(B, n, device=dev)
+        self.out = engine.reset(observation_out=self.storage.observation[0])
+        self._assign_controllers(torch.ones(B, dtype=torch.bool, device=dev))
+        # Statistics since the last call to ``pop_stats``; seconds spent in the policy network.
+        self._finished: list[float] = []
+        self.inference_seconds = 0.0
+
+    def resume_from(self, state, controller: torch.Tensor, episode_return: torch.Tensor) -> None:
+        """Continue from a saved engine state and controllers (a resumed training run)."""
+        dev = self.engine.device
+        self.engine.state = state
+        self.controller = controller.to(dev)
+        self.episode_return = episode_return.to(dev)
+        self.out = self.engine.peek(state, observation_out=self.storage.observation[0])
+
+    def _assign_controllers(self, games: torch.Tensor) -> None:
+        """New controllers for the games in ``games`` (a bool mask)."""
+        idx = games.nonzero().squeeze(1)
+        if idx.numel() == 0:
+            return
+        n, dev = self.engine.num_players, self.engine.device
+        k = idx.numel()
+        self_play = torch.rand(k, generator=self.generator, device=dev) < self.self_play_share
+        opponent = self.pool.draw(k, self.generator).to(dev) if self.pool.entries else torch.zeros(k, dtype=torch.long, device=dev)
+        learner_seat = torch.randint(0, n, (k,), generator=self.generator, device=dev)
+        side_of = self.engine._side_of
+        learner_side = side_of[learner_seat]
+        on_learner_side = side_of[None, :] == learner_side[:, None]  # (k, n)
+        if not self.engine.settings.partnerships:
+            on_learner_side = torch.arange(n, device=dev)[None, :] == learner_seat[:, None]
+        controllers = torch.where(on_learner_side, LEARNER, opponent[:, None])
+        controllers = torch.where(self_play[:, None] | (not self.pool.entries), LEARNER, controllers)
+        self.controller[idx] = controllers
+
+    @torch.no_grad()
+    def collect(self, policy: ActorCritic) -> Rollout:
+        """Play ``rollout_steps`` batch steps; returns the (reused) storage."""
+        st, engine = self.storage, self.engine
+        B = engine.batch_size
+        games = torch.arange(B, device=engine.device)
+        for t in range(self.rollout_steps):
+            out = self.out
+            obs, mask, seat = st.observation[t], out.action_mask, out.seat
+            started = time.perf_counter()
+            logits, value = policy(obs)
+            action = sample(logits, mask, self.generator)
+            self.inference_seconds += time.perf_counter() - started
+            controller = self.controller[games, seat]
+            for index in controller.unique().tolist():
+                if index == LEARNER:
+                    continue
+                rows = (controller == index).nonzero().squeeze(1)
+                action[rows] = self.pool.act(index, obs[rows], mask[rows], self.generator)
+            st.mask[t] = mask
+            st.action[t] = action
+            st.logp[t] = log_probs(logits, mask).gather(1, action[:, None]).squeeze(1)
+            st.value[t] = value
+            st.seat[t] = seat
+            st.learner[t] = controller == LEARNER
+            self.out = out = engine.step(action, observation_out=st.observation[t + 1])
+            st.rewards[t] = out.rewards
+            st.done[t] = out.done
+            self._on_rewards(out.rewards, out.done)
+        # Every seat's value where the rollout stops, for decisions it cut short.
+        state = engine.state
+        for s in range(engine.num_players):
+            seat_obs = engine.observe(state, seat=torch.full((B,), s, device=engine.device))
+            st.end_values[:, s] = policy.value(seat_obs)
+        st.observation[0].copy_(st.observation[self.rollout_steps])  # the next rollout starts there
+        return st
+
+    def _on_rewards(self, rewards: torch.Tensor, done: torch.Tensor) -> None:
+        self.episode_return += rewards
+        if not bool(done.any()):
+            return
+        for b in done.nonzero().squeeze(1).tolist():
+            controllers = self.controller[b]
+            learner_seats = (controllers == LEARNER).nonzero().squeeze(1)
+            margin = float(self.episode_return[b, learner_seats[0]]) if learner_seats.numel() else 0.0
+            opponents = controllers[controllers != LEARNER].unique().tolist()
+            for index in opponents:
+                self.pool.entries[index].record(margin)
+            if opponents:
+                self._finished.append(margin)
+        self.episode_return[done] = 0.0
+        self._assign_controllers(done)
+
+    def pop_stats(self) -> dict[str, float]:
+        """Mean score difference of the learner in finished games against the pool."""
+        finished, self._finished = self._finished, []
+        if not finished:
+            return {}
+        return {"charts/learner_margin_vs_pool": sum(finished) / len(finished), "charts/pool_games": float(len(finished))}

@@ -1,0 +1,359 @@
+"""Self-play PPO on the batched engine, top to bottom (CleanRL's ``ppo.py`` is the model).
+
+One update: collect a rollout (:mod:`training.rollout`), credit every decision with its own
+seat's rewards and run GAE along each seat's decisions (:mod:`training.ppo`), then a few
+epochs of clipped-PPO minibatch steps on the learner's decisions. Snapshots of the policy join
+the opponent pool every ``snapshot_every`` updates. Checkpoints (:mod:`training.checkpoint`)
+hold everything needed to resume exactly.
+
+``pisti-train`` runs it from the command line; with no arguments it trains the default
+2-player policy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from pisti_env.batched import BatchedPisti, BatchState
+from pisti_env.rules import make_settings
+
+from .checkpoint import TRAINER_FILE, MODEL_FILE, load_tensors, read_metadata, save_checkpoint
+from .config import TrainConfig
+from .network import ActorCritic, entropy, log_probs
+from .opponents import Opponent, OpponentPool
+from .ppo import assign_seat_rewards, gae, ppo_losses
+from .rollout import SelfPlayCollector
+
+
+class Trainer:
+    """Holds the run: engine, network, optimizer, opponent pool, collector and counters."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = c = config
+        if c.torch_threads:
+            torch.set_num_threads(c.torch_threads)
+        torch.manual_seed(c.seed)  # network initialisation
+        self.settings = make_settings(**c.game_settings())
+        self.device = torch.device(c.device)
+        self.engine = BatchedPisti(c.num_envs, seed=c.seed, device=self.device, reward="diff", **c.game_settings())
+        self.network = ActorCritic(self.engine.observation_size, c.hidden_sizes).to(self.device)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=c.learning_rate, eps=1e-5)
+        self.generator = torch.Generator(device=self.device).manual_seed(c.seed)
+        self.pool = OpponentPool(self.settings, tuple(c.baselines), c.pool_size, c.pool_temperature, self.device)
+        self.collector = SelfPlayCollector(self.engine, self.pool, c.self_play_share, c.rollout_steps, self.generator)
+        self.step = 0  # environment steps (moves) so far
+        self.update = 0
+        self.num_updates = max(1, c.total_steps // c.batch_decisions)
+
+    # ------------------------------------------------------------------ one update
+    def train_update(self) -> dict[str, float]:
+        """Collect one rollout and learn from it; returns the update's metrics."""
+        c = self.config
+        if c.anneal_lr:
+            frac = 1.0 - self.update / self.num_updates
+            self.optimizer.param_groups[0]["lr"] = max(frac, 0.0) * c.learning_rate
+        start = time.perf_counter()
+        rollout = self.collector.collect(self.network)
+        collected = time.perf_counter()
+
+        credit = assign_seat_rewards(rollout.seat, rollout.rewards * c.reward_scale, rollout.done)
+        advantages, returns = gae(rollout.value, rollout.seat, credit, rollout.end_values, c.gamma, c.gae_lambda)
+        learner = rollout.learner.reshape(-1).nonzero().squeeze(1)
+        T, B = rollout.seat.shape
+        obs = rollout.observation[:T].reshape(T * B, -1)[learner]
+        mask = rollout.mask.reshape(T * B, -1)[learner]
+        action = rollout.action.reshape(-1)[learner]
+        old_logp = rollout.logp.reshape(-1)[learner]
+        old_values = rollout.value.reshape(-1)[learner]
+        advantages = advantages.reshape(-1)[learner]
+        returns = returns.reshape(-1)[learner]
+
+        n = learner.numel()
+        minibatch = max(1, n // c.num_minibatches)
+        stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clip_fraction")}
+        for _epoch in range(c.update_epochs):
+            order = torch.randperm(n, generator=self.generator, device=self.device)
+            for begin in range(0, n, minibatch):
+                mb = order[begin : begin + minibatch]
+                logits, new_values = self.network(obs[mb])
+                logp = log_probs(logits, mask[mb])
+                new_logp = logp.gather(1, action[mb][:, None]).squeeze(1)
+                mb_adv = advantages[mb]
+                if c.norm_adv and mb.numel() > 1:
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                losses = ppo_losses(
+                    new_logp, old_logp[mb], mb_adv, new_values, old_values[mb], returns[mb],
+                    entropy(logp, mask[mb]), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef,
+                )
+                self.optimizer.zero_grad()
+                losses.total.backward()
+                torch.nn.utils.clip_grad_norm_(self.network.parameters(), c.max_grad_norm)
+                self.optimizer.step()
+                for key in stats:
+                    stats[key].append(float(getattr(losses, key).detach()))
+            if c.target_kl is not None and stats["approx_kl"][-1] > c.target_kl:
+                break
+        learned = time.perf_counter()
+
+        self.step += T * B
+        self.update += 1
+        if c.snapshot_every and self.update % c.snapshot_every == 0:
+            self.pool.add_snapshot(self.network, f"snapshot@{self.step}")
+        variance = returns.var()
+        explained = 1.0 - (returns - old_values).var() / variance if variance > 0 else torch.tensor(0.0)
+        inference = self.collector.inference_seconds
+        self.collector.inference_seconds = 0.0
+        metrics = {
+            "global_step": float(self.step),
+            "losses/policy": float(np.mean(stats["policy"])),
+            "losses/value": float(np.mean(stats["value"])),
+            "losses/entropy": float(np.mean(stats["entropy"])),
+            "losses/approx_kl": float(np.mean(stats["approx_kl"])),
+            "losses/clip_fraction": float(np.mean(stats["clip_fraction"])),
+            "losses/explained_variance": float(explained),
+            "charts/learning_rate": float(self.optimizer.param_groups[0]["lr"]),
+            "charts/learner_decisions": float(n),
+            "charts/steps_per_second": T * B / (learned - start),
+            "time/env_seconds": (collected - start) - inference,
+            "time/inference_seconds": inference,
+            "time/update_seconds": learned - collected,
+        }
+        metrics.update(self.collector.pop_stats())
+        return metrics
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self, directory: str | os.PathLike, with_trainer_state: bool = True) -> Path:
+        """Write a checkpoint (policy only when ``with_trainer_state`` is false)."""
+        c = self.config
+        metadata: dict[str, Any] = {
+            "name": Path(directory).name,
+            "settings": self.settings.to_dict(),
+            "observation_size": self.engine.observation_size,
+            "hidden_sizes": list(c.hidden_sizes),
+            "step": self.step,
+            "update": self.update,
+            "config": c.to_dict(),
+            "torch_version": torch.__version__,
+        }
+        trainer_state = None
+        if with_trainer_state:
+            trainer_state, extra = self._trainer_state()
+            metadata["trainer"] = extra
+        return save_checkpoint(directory, self.network.state_dict(), metadata, trainer_state)
+
+    def _trainer_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        tensors: dict[str, torch.Tensor] = {}
+        optimizer = self.optimizer.state_dict()
+        for index, state in optimizer["state"].items():
+            for key, value in state.items():
+                tensors[f"optimizer.{index}.{key}"] = torch.as_tensor(value)
+        for field in BatchState.__dataclass_fields__:
+            tensors[f"engine.{field}"] = getattr(self.engine.state, field)
+        tensors["collector.controller"] = self.collector.controller
+        tensors["collector.episode_return"] = self.collector.episode_return
+        tensors["generator"] = self.generator.get_state()
+        tensors["torch_rng"] = torch.get_rng_state()
+        entries = []
+        for i, entry in enumerate(self.pool.entries):
+            entries.append({"name": entry.name, "margin": entry.margin, "games": entry.games, "snapshot": entry.network is not None})
+            if entry.network is not None:
+                for key, value in entry.network.state_dict().items():
+                    tensors[f"pool.{i}.{key}"] = value
+        extra = {"optimizer_param_groups": optimizer["param_groups"], "pool": entries}
+        return tensors, extra
+
+    @classmethod
+    def resume(cls, directory: str | os.PathLike) -> "Trainer":
+        """A trainer in exactly the state a checkpoint saved."""
+        metadata = read_metadata(directory)
+        if "trainer" not in metadata:
+            raise ValueError(f"{directory} is a policy-only checkpoint: it cannot resume training")
+        trainer = cls(TrainConfig.from_dict(metadata["config"]))
+        trainer.network.load_state_dict(load_tensors(directory, MODEL_FILE, metadata))
+        tensors = load_tensors(directory, TRAINER_FILE, metadata)
+        extra = metadata["trainer"]
+        optimizer_state: dict[int, dict[str, torch.Tensor]] = {}
+        for key, value in tensors.items():
+            if key.startswith("optimizer."):
+                _, index, name = key.split(".", 2)
+                optimizer_state.setdefault(int(index), {})[name] = value
+        trainer.optimizer.load_state_dict({"state": optimizer_state, "param_groups": extra["optimizer_param_groups"]})
+        trainer.engine.state = BatchState(
+            **{f: tensors[f"engine.{f}"].to(trainer.device) for f in BatchState.__dataclass_fields__}
+        )
+        trainer.collector.resume_from(trainer.engine.state, tensors["collector.controller"], tensors["collector.episode_return"])
+        trainer.generator.set_state(tensors["generator"])
+        torch.set_rng_state(tensors["torch_rng"])
+        trainer.pool.entries = []
+        for i, entry in enumerate(extra["pool"]):
+            network = None
+            if entry["snapshot"]:
+                network = ActorCritic(trainer.engine.observation_size, trainer.config.hidden_sizes).to(trainer.device)
+                network.load_state_dict({k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"pool.{i}.")})
+                network.requires_grad_(False)
+            trainer.pool.entries.append(Opponent(entry["name"], network, entry["margin"], entry["games"]))
+        trainer.step = int(metadata["step"])
+        trainer.update = int(metadata["update"])
+        return trainer
+
+
+# ---------------------------------------------------------------------- the run
+def run(config: TrainConfig, resume: bool = False, progress: bool = True) -> Trainer:
+    """Train to ``config.total_steps``, logging and checkpointing into ``config.out_dir``."""
+    out = Path(config.out_dir)
+    latest = out / "checkpoint"
+    if resume and (latest / "metadata.json").exists():
+        trainer = Trainer.resume(latest)
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        trainer = Trainer(config)
+    (out / "config.json").write_text(json.dumps(trainer.config.to_dict(), indent=2), encoding="utf-8")
+    writer = _tensorboard(out / "tensorboard")
+    csv_path = out / "metrics.csv"
+    bar = _progress(trainer, progress)
+    fields: list[str] | None = None
+    latest_eval = ""
+    try:
+        while trainer.update < trainer.num_updates:
+            metrics = trainer.train_update()
+            c = trainer.config
+            if c.eval_every and trainer.update % c.eval_every == 0:
+                metrics.update(evaluate_against_baselines(trainer, c.eval_deals))
+                latest_eval = " ".join(
+                    f"{k.split('/')[-1]} {v:+.2f}" for k, v in metrics.items() if k.startswith("eval/") and k.endswith("margin")
+                )
+            if fields is None:
+                fields = ["update", *metrics.keys()]
+                new_file = not csv_path.exists()
+            with open(csv_path, "a", newline="", encoding="utf-8") as f:
+                w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+                if new_file:
+                    w.writeheader()
+                    new_file = False
+                w.writerow({"update": trainer.update, **metrics})
+            if writer is not None:
+                for key, value in metrics.items():
+                    writer.add_scalar(key, value, trainer.step)
+            if c.checkpoint_every and trainer.update % c.checkpoint_every == 0:
+                trainer.save(latest)
+            if bar is not None:
+                bar.update(int(metrics["global_step"]) - bar.n)
+                bar.set_postfix_str(f"{metrics['charts/steps_per_second']:,.0f} steps/s {latest_eval}")
+    finally:
+        if bar is not None:
+            bar.close()
+        if writer is not None:
+            writer.close()
+    trainer.save(latest)
+    trainer.save(out / "policy", with_trainer_state=False)
+    return trainer
+
+
+def evaluate_against_baselines(trainer: Trainer, deals: int, baselines: Sequence[str] = ("random", "greedy")) -> dict[str, float]:
+    """Duplicate-deal evaluation of the current policy against scripted players (the harness)."""
+    from .evaluate import evaluate
+    from .players import PolicyPlayer, load_player
+    from .policy import TrainedPolicy
+
+    policy = TrainedPolicy(trainer.network, {"settings": trainer.settings.to_dict(), "name": "learner"})
+
+    def loader(spec: str, seed: int | None = None):
+        if spec == "learner":
+            player = PolicyPlayer(policy, name="learner")
+            player.reset(seed)
+            return player
+        return load_player(spec, seed)
+
+    results: dict[str, float] = {}
+    s = trainer.settings
+    variants = {k: v for k, v in trainer.config.game_settings().items() if k not in ("num_players", "partnerships", "target")}
+    for baseline in baselines:
+        report = evaluate(
+            ["learner", baseline], num_players=s.num_players, partnerships=s.partnerships, deals=deals, matches=0,
+            seed=trainer.update, workers=1, bootstrap=0, loader=loader, **variants,
+        )
+        diff = report["tables"][0]["pairs"][0]["score_diff"]  # learner − baseline, per hand
+        results[f"eval/{baseline}_margin"] = float(diff["mean"])
+        results[f"eval/{baseline}_ci95"] = float(diff["half_width"])
+    trainer.network.train()
+    return results
+
+
+def _tensorboard(path: Path):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # tensorboard is optional: the CSV file has every figure too
+        return None
+    return SummaryWriter(str(path))
+
+
+def _progress(trainer: Trainer, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    total = trainer.num_updates * trainer.config.batch_decisions
+    return tqdm(total=total, initial=trainer.step, unit="step", unit_scale=True, desc="pisti-train")
+
+
+# ---------------------------------------------------------------------- command line
+def build_parser() -> argparse.ArgumentParser:
+    defaults = TrainConfig()
+    p = argparse.ArgumentParser(prog="pisti-train", description="Train a Pişti policy by self-play PPO.")
+    p.add_argument("--players", type=int, default=defaults.num_players, help="2, 3 or 4 (default 2)")
+    p.add_argument("--no-partnerships", action="store_true", help="4 players each for themselves")
+    p.add_argument("--target", type=int, default=defaults.target, help="match target (default 151); 0 = single hands")
+    p.add_argument("--double-pisti", type=int, default=defaults.double_pisti, choices=(20, 10, 0))
+    p.add_argument("--no-last-card-pisti", action="store_true")
+    p.add_argument("--ten-diamonds-bonus", type=int, default=defaults.ten_diamonds_pisti_bonus, choices=(0, 3))
+    p.add_argument("--show-stock-bottom", action="store_true")
+    p.add_argument("--steps", type=float, default=defaults.total_steps, help="environment steps (default 3e7)")
+    p.add_argument("--envs", type=int, default=defaults.num_envs)
+    p.add_argument("--rollout", type=int, default=defaults.rollout_steps)
+    p.add_argument("--seed", type=int, default=defaults.seed)
+    p.add_argument("--device", default=defaults.device)
+    p.add_argument("--threads", type=int, default=defaults.torch_threads)
+    p.add_argument("--eval-every", type=int, default=defaults.eval_every)
+    p.add_argument("--eval-deals", type=int, default=defaults.eval_deals)
+    p.add_argument("--out", default=defaults.out_dir, help="output directory (default runs/pisti)")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
+    p.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    config = TrainConfig(
+        num_players=args.players,
+        partnerships=False if args.no_partnerships else None,
+        target=args.target or None,
+        double_pisti=args.double_pisti,
+        last_card_pisti=not args.no_last_card_pisti,
+        ten_diamonds_pisti_bonus=args.ten_diamonds_bonus,
+        show_stock_bottom=args.show_stock_bottom,
+        total_steps=int(args.steps),
+        num_envs=args.envs,
+        rollout_steps=args.rollout,
+        seed=args.seed,
+        device=args.device,
+        torch_threads=args.threads,
+        eval_every=args.eval_every,
+        eval_deals=args.eval_deals,
+        out_dir=args.out,
+    )
+    trainer = run(config, resume=args.resume, progress=not args.no_progress)
+    print(f"trained {trainer.step:,} steps; policy written to {Path(config.out_dir) / 'policy'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
