@@ -59,6 +59,7 @@ from .rules import make_settings
 CODE_WIDTH = 256  # location and playing-seat codes are bytes (see pisti_env.game)
 NUM_LOCATIONS = LOC_CAPT_HIDDEN + 6  # location codes are 0..28
 NUM_CODES = NUM_LOCATIONS * CODE_WIDTH  # packed card codes: location * 256 + playing seat
+CODE_DTYPE = torch.int32  # codes and the indices built from them stay below 2**31; half the bytes of int64
 
 
 
@@ -87,7 +88,7 @@ class BatchState:
     ``side_counts[b, k, side]`` the per-side counters of :class:`Row`.
     """
 
-    code: torch.Tensor  # (B, 52) int64: location code (LOC_*) * 256 + playing-seat code
+    code: torch.Tensor  # (B, 52) int32: location code (LOC_*) * 256 + playing-seat code
     deck: torch.Tensor  # (B, 52) int64 card ids
     stock_pos: torch.Tensor  # (B,) next deck index to deal
     turn: torch.Tensor  # (B,) seat to move
@@ -206,7 +207,7 @@ class BatchedPisti:
             relabel[1 + side, LOC_PILE_UP] += (LOC_CAPT_SHOWN + side - LOC_PILE_UP) * CODE_WIDTH
             relabel[1 + side, LOC_PILE_JACK] += (LOC_CAPT_SHOWN + side - LOC_PILE_JACK) * CODE_WIDTH
             relabel[1 + side, LOC_PILE_HIDDEN] += (LOC_CAPT_HIDDEN + side - LOC_PILE_HIDDEN) * CODE_WIDTH
-        self._relabel = t(relabel.reshape(-1))
+        self._relabel = t(relabel.reshape(-1), CODE_DTYPE)
         # The encoder's tables: a card's feature row for each observer is the sum of the rows
         # of its location code and of its playing-seat code, precomputed for every pair and
         # flattened: entry seat * NUM_CODES + code.
@@ -214,6 +215,7 @@ class BatchedPisti:
         self._feature_pairs = t(rows.reshape(-1, rows.shape[-1]), torch.float32)
         self._num_features = self.encoder.layout.num_card_features
         self._card_rows = torch.empty(batch_size * NUM_CARD_IDS, self._num_features, device=dev)
+        self._pair_buffer = torch.empty(batch_size, NUM_CARD_IDS, dtype=CODE_DTYPE, device=dev)
         self._hand_feature = self.encoder.layout.feature_index["hand"]
         self._cards_size = self.encoder.layout.cards_size
         legal = np.zeros((n, NUM_LOCATIONS, CODE_WIDTH), dtype=bool)
@@ -249,7 +251,7 @@ class BatchedPisti:
         n, S = self.num_players, self.num_sides
         zeros = torch.zeros(B, dtype=torch.int64, device=dev)
         state = BatchState(
-            code=torch.full((B, NUM_CARD_IDS), LOC_STOCK * CODE_WIDTH + NOBODY, dtype=torch.int64, device=dev),
+            code=torch.full((B, NUM_CARD_IDS), LOC_STOCK * CODE_WIDTH + NOBODY, dtype=CODE_DTYPE, device=dev),
             deck=torch.zeros(B, NUM_CARD_IDS, dtype=torch.int64, device=dev),
             stock_pos=zeros,
             turn=zeros,
@@ -345,11 +347,15 @@ class BatchedPisti:
 
         # Card movements: a capture relabels the pile's cards as the side's captures (the
         # never-turned ones stay hidden, R8); the played card goes on the pile or to the side.
-        variant = torch.where(capture, side + 1, 0)
-        code = self._relabel.index_select(0, (variant[:, None] * NUM_CODES + state.code).view(-1))
-        code = code.view(B, NUM_CARD_IDS)
+        # ``code`` is this step's own copy: from here on it is updated in place (the input state
+        # stays untouched, so the step remains a pure function).
+        code = state.code.clone()
+        takers = capture.nonzero().squeeze(1)
+        if takers.numel():
+            relabel = ((side[takers] + 1) * NUM_CODES)[:, None] + code[takers]
+            code[takers] = self._relabel.index_select(0, relabel.view(-1)).view(-1, NUM_CARD_IDS)
         location = torch.where(capture, LOC_CAPT_SHOWN + side, LOC_PILE_UP)
-        code[self._rows, a] = location * CODE_WIDTH + PLAYED_BY + seat
+        code[self._rows, a] = (location * CODE_WIDTH + PLAYED_BY + seat).to(CODE_DTYPE)
 
         card_points = self._points[a]
         taken_public = (state.pile_points_public + card_points) * capture
@@ -392,6 +398,7 @@ class BatchedPisti:
         winner = torch.full((B,), -1, dtype=torch.int64, device=dev)
         match_scores = state.side_counts[:, Row.MATCH_SCORES]
         if bool(hand_over.any()):
+            state = state.replace(deck=state.deck.clone())  # new hands will write decks in place
             state, hand_result, done, winner = self._end_hands(state, hand_over)
             match_scores = state.side_counts[:, Row.MATCH_SCORES]
 
@@ -416,9 +423,8 @@ class BatchedPisti:
         # in the stock was never played: its playing-seat code is NOBODY.)
         shown = current == LOC_STOCK_SHOWN * CODE_WIDTH + NOBODY
         dealt = torch.where(shown, LOC_HAND_SHOWN + receiver, LOC_HAND + receiver) * CODE_WIDTH + NOBODY
-        code = state.code.scatter(1, cards, torch.where(mask[:, None], dealt, current))
+        state.code.scatter_(1, cards, torch.where(mask[:, None], dealt.to(CODE_DTYPE), current))  # owned: see step_state
         return state.replace(
-            code=code,
             stock_pos=state.stock_pos + per_deal * mask,
             in_hands=state.in_hands + per_deal * mask,
             hand_sizes=state.hand_sizes + HAND_SIZE * mask[:, None],
@@ -568,7 +574,7 @@ class BatchedPisti:
         is_hidden = position < top_pos[:, None]
         table_codes = torch.where(is_top, LOC_PILE_UP, torch.where(is_public_jack, LOC_PILE_JACK, LOC_PILE_HIDDEN))
         code = torch.full_like(state.code, LOC_STOCK * CODE_WIDTH + NOBODY)
-        code = code.scatter(1, table, table_codes * CODE_WIDTH + NOBODY)
+        code = code.scatter(1, table, (table_codes * CODE_WIDTH + NOBODY).to(CODE_DTYPE))
         if self.settings.show_stock_bottom:  # R28: the deck's last card is shown
             code = code.scatter(1, deck[:, -1:], LOC_STOCK_SHOWN * CODE_WIDTH + NOBODY)
         table_points = self._points[table]
@@ -739,7 +745,7 @@ class BatchedPisti:
         if seat is None:
             seat = state.turn
         # Card block: each card's (location, playing seat) pair selects its feature row.
-        pair = (seat * NUM_CODES)[:, None] + state.code
+        pair = torch.add(state.code, (seat * NUM_CODES)[:, None], out=self._pair_buffer)
         k = self._num_features
         # (Into a buffer kept between calls: fresh memory of this size costs more than the copy.)
         cards = torch.index_select(self._feature_pairs, 0, pair.view(-1), out=self._card_rows).view(B, -1)
@@ -769,6 +775,8 @@ class BatchedPisti:
         return torch.cat([cards, rest], 1, out=out)
 
 
+# (B, 52) fields a step copies once and then updates in place (cheaper than a copy per change).
+_OWNED = ("code", "deck")
 _RESULT_KEYS = ("cards", "card_points", "majority", "pisti", "double_pisti", "pisti_points", "total")
 
 
@@ -778,13 +786,14 @@ def _take(state: BatchState, idx: torch.Tensor) -> BatchState:
 
 
 def _put(state: BatchState, idx: torch.Tensor, sub: BatchState) -> BatchState:
-    """``state`` with rows ``idx`` replaced by the sub-batch ``sub`` (out of place)."""
-    return BatchState(
-        **{
-            f.name: getattr(state, f.name).index_copy(0, idx, getattr(sub, f.name))
-            for f in dataclasses.fields(BatchState)
-        }
-    )
+    """``state`` with rows ``idx`` replaced by the sub-batch ``sub``. Out of place, except the
+    (B, 52) fields in ``_OWNED``, which the step has copied already (see
+    ``BatchedPisti.step_state``) and updates in place."""
+    fields = {}
+    for f in dataclasses.fields(BatchState):
+        whole, part = getattr(state, f.name), getattr(sub, f.name)
+        fields[f.name] = whole.index_copy_(0, idx, part) if f.name in _OWNED else whole.index_copy(0, idx, part)
+    return BatchState(**fields)
 
 
 def _cut_stock_bottom(deck: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:
