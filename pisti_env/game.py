@@ -394,9 +394,10 @@ class Game:
         g.played_by = bytearray(self.played_by)
         for name in (
             "match_scores", "public_total", "captured_count", "card_points", "public_points",
-            "pisti_count", "double_pisti_count", "pisti_points", "history", "hand_results",
+            "pisti_count", "double_pisti_count", "pisti_points", "history",
         ):
             setattr(g, name, list(getattr(self, name)))
+        g.hand_results = [[dict(side) for side in hand] for hand in self.hand_results]
         return g
 
     def unknown_cards(self, seat: int) -> list[int]:
@@ -408,26 +409,50 @@ class Game:
     def determinize(self, seat: int, rng: random.Random | int | None = None) -> "Game":
         """A copy in which everything ``seat`` cannot know (R31) is dealt again uniformly.
 
-        The unknown cards (:meth:`unknown_cards`) are shuffled among their places (hand slots,
-        stock positions, hidden table and captured cards), so hand sizes, the stock size and
-        everything the seat has seen are kept. The copy's generator is reseeded from ``rng`` so
-        it does not reveal the real shuffles of later hands either.
+        The unknown cards (:meth:`unknown_cards`, a set the seat can work out itself) are
+        shuffled and dealt into the unknown places in an order that is itself public: other
+        hands by seat and position, hidden table cards, the stock in dealing order, then the
+        hidden captures of each other side. Hand sizes, the stock size and everything the seat
+        has seen are kept, and the result depends only on ``rng`` and on what the seat knows,
+        never on where the hidden cards really are. ``deck[:stock_pos]`` (the cards dealt
+        already) is listed in ascending order, since their real deal order is not knowable. The
+        copy's generator is reseeded from ``rng`` so it does not reveal the real shuffles of
+        later hands either.
         """
         if isinstance(seat, bool) or not hasattr(seat, "__index__") or not 0 <= int(seat) < self.num_players:
             raise ValueError(f"seat must be an int 0..{self.num_players - 1}, got {seat!r}")
+        seat = int(seat)
         if not isinstance(rng, random.Random):
             rng = random.Random(rng)
+        unknown = unknown_location_codes(seat, self.side_of[seat])
+        where = self.where
+        cards = self.unknown_cards(seat)  # ascending: no trace of where they really are
+        rng.shuffle(cards)
+        deal = iter(cards)
         g = self.clone()
-        unknown = self.unknown_cards(int(seat))
-        shuffled = list(unknown)
-        rng.shuffle(shuffled)
-        mapping = dict(zip(unknown, shuffled))
-        g.hands = [[mapping.get(c, c) for c in h] for h in g.hands]
-        g.pile = [mapping.get(c, c) for c in g.pile]
-        g.deck = [mapping.get(c, c) for c in g.deck]
-        for old, new in mapping.items():
-            g.where[new] = self.where[old]
-            g.played_by[new] = self.played_by[old]
+        for s, hand in enumerate(g.hands):
+            if s != seat:
+                for i, p in enumerate(hand):
+                    if where[p] in unknown:
+                        hand[i] = card = next(deal)
+                        g.where[card] = LOC_HAND + s
+        for i, p in enumerate(g.pile):
+            if where[p] == LOC_PILE_HIDDEN:
+                g.pile[i] = card = next(deal)
+                g.where[card] = LOC_PILE_HIDDEN
+        for i in range(g.stock_pos, len(g.deck)):
+            if where[g.deck[i]] == LOC_STOCK:
+                g.deck[i] = card = next(deal)
+                g.where[card] = LOC_STOCK
+        # The order in which the dealt cards came off the deck is not knowable either: list them
+        # in ascending order, so the deck stays a permutation of the cards.
+        stock = set(g.deck[g.stock_pos :])
+        g.deck[: g.stock_pos] = [p for p in range(len(g.deck)) if p not in stock]
+        for side in range(self.num_sides):
+            code = LOC_CAPT_HIDDEN + side
+            if code in unknown:
+                for _ in range(sum(1 for loc in where if loc == code)):
+                    g.where[next(deal)] = code
         # Hidden captured cards may now score differently for the other sides.
         g.card_points = [0] * self.num_sides
         for p, loc in enumerate(g.where):

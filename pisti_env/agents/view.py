@@ -267,46 +267,15 @@ class SeatView:
 
     # ------------------------------------------------------------------ search and encoding
     def determinize(self, rng: random.Random | int | None = None) -> Game:
-        """A full game consistent with what this seat knows, everything else dealt at random.
-
-        The result depends only on ``rng`` and on what the seat may know (R30), never on where
-        the hidden cards really are. (:meth:`Game.determinize` relabels the real hidden cards
-        with a random permutation, so for a given ``rng`` its output moves with the real deal;
-        here the permutation is first composed with the inverse of the real arrangement, which
-        makes the sample a function of ``rng`` alone. A search player seeded alike therefore
-        plays alike on the real game and on any determinization of it.)
+        """A full game consistent with what this seat knows, everything else dealt at random
+        (:meth:`Game.determinize`: the sample depends only on ``rng`` and on what the seat
+        knows, so a search player seeded alike plays alike on the real game and on any
+        determinization of it).
 
         Args:
             rng: a ``random.Random`` (advanced in place), an int seed, or ``None`` (fresh entropy).
         """
-        if not isinstance(rng, random.Random):
-            rng = random.Random(rng)
-        game = self._game
-        slots = self._hidden_slots()
-        targets = sorted(slots)
-        rng.shuffle(targets)
-        wanted = dict(zip(slots, targets))  # real card in a slot -> card the slot gets
-        return game.determinize(self.seat, _PermutationRng(wanted, rng.getrandbits(64)))
-
-    def _hidden_slots(self) -> list[int]:
-        """The physical cards this seat cannot know, listed by their place in an order that is
-        itself public: other hands by seat and position, the table pile bottom first, the stock
-        in dealing order, then hidden captured cards by side."""
-        game = self._game
-        where = game.where
-        seat = self.seat
-        codes = _unknown_codes(seat, game.side_of[seat])
-        slots = []
-        for s, hand in enumerate(game.hands):
-            if s != seat:
-                slots.extend(p for p in hand if where[p] in codes)
-        slots.extend(p for p in game.pile if where[p] == LOC_PILE_HIDDEN)
-        slots.extend(p for p in game.deck[game.stock_pos:] if where[p] in codes)
-        hidden_captured = sorted(
-            (loc, p) for p, loc in enumerate(where) if loc in codes and loc >= LOC_CAPT_HIDDEN
-        )
-        slots.extend(p for _, p in hidden_captured)
-        return slots
+        return self._game.determinize(self.seat, rng)
 
     def observation(self) -> dict[str, np.ndarray]:
         """The environment's observation of this seat: ``{"observation": float32 vector,
@@ -320,18 +289,6 @@ class SeatView:
 
     def __repr__(self) -> str:
         return f"SeatView(seat={self.seat}, hand={self.hand}, pile_top={self.pile_top}, pile_size={self.pile_size})"
-
-
-class _PermutationRng(random.Random):
-    """A generator whose ``shuffle`` applies a given relabelling of physical cards (for
-    :meth:`SeatView.determinize`); every other draw comes from its own seed."""
-
-    def __init__(self, wanted: dict[int, int], seed: int) -> None:
-        super().__init__(seed)
-        self._wanted = wanted
-
-    def shuffle(self, x: Any, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
-        x[:] = [self._wanted[p] for p in x]
 
 
 def view_for_agent(env: Any, agent: str) -> SeatView:
