@@ -179,3 +179,30 @@ def test_a_short_training_run_measurably_beats_random(tmp_path):
     after, stderr = duplicate_margin(learner, opponent, trainer.settings, 400, seed=1)
     assert abs(before) < 1.5
     assert after - 3 * stderr > 1.0, (before, after, stderr)  # measured here: about +5.7 ± 0.4
+
+
+def test_pisti_train_cli_writes_logs_checkpoints_and_a_policy_pisti_eval_can_play(tmp_path):
+    """End to end: a tiny ``pisti-train`` run (with a periodic evaluation), then ``pisti-eval``
+    on the written policy with two worker processes (a forked worker deadlocked once torch
+    was loaded in the parent: this must finish)."""
+    import csv
+    import subprocess
+    import sys
+
+    from training.train import main
+
+    out = tmp_path / "run"
+    assert main(["--steps", "2048", "--envs", "32", "--rollout", "16", "--target", "0", "--eval-every", "2",
+                 "--eval-deals", "10", "--out", str(out), "--no-progress", "--threads", "1"]) == 0
+    rows = list(csv.DictReader(open(out / "metrics.csv", encoding="utf-8")))
+    assert len(rows) == 4 and rows[1]["eval/greedy_margin"] != "" and rows[0]["eval/greedy_margin"] == ""
+    assert (out / "checkpoint" / "trainer.safetensors").exists()
+    assert not (out / "policy" / "trainer.safetensors").exists()
+    code = (
+        "from training.evaluate import main; "
+        f"raise SystemExit(main([{str(out / 'policy')!r}, 'random', '--deals', '24', '--matches', '0', "
+        f"'--workers', '2', '--out', {str(tmp_path / 'eval')!r}]))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=180, capture_output=True)
+    report = json.loads((tmp_path / "eval" / "report.json").read_text())
+    assert report["settings"]["deals"] == 24

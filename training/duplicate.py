@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -144,9 +145,11 @@ def play_seatings(table: Table, players: Sequence[Sequence[Player]], game_seed: 
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(table: Table, loader: Callable[[str], Player]) -> None:
+def _init_worker(table: Table, loader: Callable[[str], Player], single_threaded: bool = False) -> None:
     _WORKER["table"] = table
     _WORKER["players"] = table.build_players(loader)
+    if single_threaded and "torch" in sys.modules:  # a trained policy: one thread per process
+        sys.modules["torch"].set_num_threads(1)
 
 
 def _play_chunk(job: tuple[int, int, int, int]) -> list[list[dict[str, Any]]]:
@@ -206,13 +209,16 @@ def run_games(
                 progress(len(part))
 
     if workers == 1 or len(jobs) == 1:
-        _init_worker(table, loader)
+        _init_worker(table, loader, single_threaded=False)
         try:
             collect(map(_play_chunk, jobs))
         finally:
             _WORKER.clear()
     else:
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-        with ctx.Pool(min(workers, len(jobs)), initializer=_init_worker, initargs=(table, loader)) as pool:
+        # Forking a process whose torch has started its thread pool can deadlock the children:
+        # once torch is loaded (a trained policy), start fresh interpreters instead.
+        fork = "fork" in multiprocessing.get_all_start_methods() and "torch" not in sys.modules
+        ctx = multiprocessing.get_context("fork" if fork else "spawn")
+        with ctx.Pool(min(workers, len(jobs)), initializer=_init_worker, initargs=(table, loader, True)) as pool:
             collect(pool.imap(_play_chunk, jobs))
     return results

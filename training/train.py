@@ -33,6 +33,8 @@ from .opponents import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, ppo_losses
 from .rollout import SelfPlayCollector
 
+EVAL_BASELINES = ("random", "greedy")  # what periodic evaluations play against (the harness)
+
 
 class Trainer:
     """Holds the run: engine, network, optimizer, opponent pool, collector and counters."""
@@ -232,10 +234,10 @@ def run(config: TrainConfig, resume: bool = False, progress: bool = True) -> Tra
                     f"{k.split('/')[-1]} {v:+.2f}" for k, v in metrics.items() if k.startswith("eval/") and k.endswith("margin")
                 )
             if fields is None:
-                fields = ["update", *metrics.keys()]
+                fields = metric_names(c)
                 new_file = not csv_path.exists()
             with open(csv_path, "a", newline="", encoding="utf-8") as f:
-                w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+                w = csv.DictWriter(f, fieldnames=fields, restval="")
                 if new_file:
                     w.writeheader()
                     new_file = False
@@ -258,7 +260,20 @@ def run(config: TrainConfig, resume: bool = False, progress: bool = True) -> Tra
     return trainer
 
 
-def evaluate_against_baselines(trainer: Trainer, deals: int, baselines: Sequence[str] = ("random", "greedy")) -> dict[str, float]:
+def metric_names(config: TrainConfig) -> list[str]:
+    """The columns of metrics.csv: every figure an update can report."""
+    names = [
+        "update", "global_step", "losses/policy", "losses/value", "losses/entropy", "losses/approx_kl",
+        "losses/clip_fraction", "losses/explained_variance", "charts/learning_rate", "charts/learner_decisions",
+        "charts/steps_per_second", "time/env_seconds", "time/inference_seconds", "time/update_seconds",
+        "charts/learner_margin_vs_pool", "charts/pool_games",
+    ]
+    for baseline in EVAL_BASELINES:
+        names += [f"eval/{baseline}_margin", f"eval/{baseline}_ci95"]
+    return names
+
+
+def evaluate_against_baselines(trainer: Trainer, deals: int, baselines: Sequence[str] = EVAL_BASELINES) -> dict[str, float]:
     """Duplicate-deal evaluation of the current policy against scripted players (the harness)."""
     from .evaluate import evaluate
     from .players import PolicyPlayer, load_player
