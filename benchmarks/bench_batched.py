@@ -30,9 +30,10 @@ except ImportError:  # run from the repository root
 
 def random_legal_actions(mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """A uniformly random legal card per game: the k-th legal card, k uniform below the count."""
-    counts = mask.sum(1)
-    k = (torch.rand(mask.shape[0], generator=generator, device=mask.device) * counts).long()
-    return (mask.cumsum(1) > k[:, None]).int().argmax(1)
+    # Small integer types: the int64 default makes this policy cost as much as the engine step.
+    counts = mask.sum(1, dtype=torch.int16)
+    k = (torch.rand(mask.shape[0], generator=generator, device=mask.device) * counts).to(torch.int16)
+    return (mask.cumsum(1, dtype=torch.int16) > k[:, None]).to(torch.uint8).argmax(1)
 
 
 def batched_steps_per_second(

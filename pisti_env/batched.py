@@ -745,14 +745,17 @@ class BatchedPisti:
         if seat is None:
             seat = state.turn
         # Card block: each card's (location, playing seat) pair selects its feature row.
-        pair = torch.add(state.code, (seat * NUM_CODES)[:, None], out=self._pair_buffer)
+        pair = torch.add(state.code, (seat * NUM_CODES).to(CODE_DTYPE)[:, None], out=self._pair_buffer)
         k = self._num_features
         # (Into a buffer kept between calls: fresh memory of this size costs more than the copy.)
-        cards = torch.index_select(self._feature_pairs, 0, pair.view(-1), out=self._card_rows).view(B, -1)
+        rows_of_features = torch.index_select(self._feature_pairs, 0, pair.view(-1), out=self._card_rows)
+        obs = torch.empty(B, self.observation_size, device=self.device) if out is None else out
+        obs[:, : self._cards_size].view(B, NUM_CARD_IDS, k).copy_(rows_of_features.view(B, NUM_CARD_IDS, k))
         rows = self._rows
-        cards[rows, state.top * k + self._top_at] = (state.pile_size > 0).float()
+        obs[rows, state.top * k + self._top_at] = (state.pile_size > 0).float()
         # The rest: counts, one-hots and the static entries (offsets relative to its start).
-        rest = self._static_rest.repeat(B, 1)
+        rest = obs[:, self._cards_size :]
+        rest.copy_(self._static_rest.expand(B, -1))
         sources = {  # the game counters of the count block, by the names the layout uses
             "hand_sizes": state.hand_sizes,
             "stock_size": (NUM_CARD_IDS - state.stock_pos)[:, None],
@@ -769,10 +772,11 @@ class BatchedPisti:
         counts = torch.cat([sources[name] for name in COUNT_SOURCES], 1).float()
         rest[:, self._counts] = counts.gather(1, self._count_gather[seat]) * self._count_scale
         last = torch.where(state.last_capturer >= 0, self._rel_side[seat, state.last_capturer.clamp(min=0)], S)
-        rest[rows, self._last_capturer_at + last] = 1.0
-        rest[rows, self._dealer_at + (state.dealer - seat) % n] = 1.0
-        rest[rows, self._to_move_at + (state.turn - seat) % n] = 1.0
-        return torch.cat([cards, rest], 1, out=out)
+        at = self._cards_size
+        obs[rows, at + self._last_capturer_at + last] = 1.0
+        obs[rows, at + self._dealer_at + (state.dealer - seat) % n] = 1.0
+        obs[rows, at + self._to_move_at + (state.turn - seat) % n] = 1.0
+        return obs
 
 
 # (B, 52) fields a step copies once and then updates in place (cheaper than a copy per change).
