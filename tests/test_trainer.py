@@ -206,3 +206,20 @@ def test_pisti_train_cli_writes_logs_checkpoints_and_a_policy_pisti_eval_can_pla
     subprocess.run([sys.executable, "-c", code], check=True, timeout=180, capture_output=True)
     report = json.loads((tmp_path / "eval" / "report.json").read_text())
     assert report["settings"]["deals"] == 24
+
+
+def test_shipped_checkpoints_load_and_play_legal_cards():
+    """Every policy in checkpoints/ loads with this code (format, observation version, shape)
+    and plays only legal cards in pisti_v0 for the settings it was trained for."""
+    from pathlib import Path
+
+    shipped = sorted(p.parent for p in (Path(__file__).resolve().parents[1] / "checkpoints").glob("*/metadata.json"))
+    assert shipped, "no shipped checkpoint found"
+    for path in shipped:
+        policy = load_policy(path)
+        settings = {k: v for k, v in policy.settings.items() if k in ("num_players", "partnerships")}
+        env = pisti_env.env(target=None, **settings)
+        env.reset(seed=0)
+        for agent in env.agent_iter():
+            obs, _r, term, trunc, _i = env.last()
+            env.step(None if term or trunc else policy.act(obs))
