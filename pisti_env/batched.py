@@ -199,6 +199,8 @@ class BatchedPisti:
         self._points = t(POINTS[:NUM_CARD_IDS])
         self._side_of = t([s.side_of(i) for i in range(n)])
         self._rows = torch.arange(batch_size, device=dev)
+        self._side_ids = torch.arange(self.num_sides, device=dev)
+        self._seat_ids = torch.arange(n, device=dev)
         # Relabelling a capture or sweep (R10, R11, R19): row 0 keeps every code; row 1 + side
         # sends the pile's public cards to that side's shown captures and its never-turned
         # cards to that side's hidden ones (R8).
@@ -319,8 +321,8 @@ class BatchedPisti:
         settings = self.settings
         seat = state.turn
         side = self._side_of[seat]
-        side_onehot = torch.nn.functional.one_hot(side, self.num_sides)  # (B, S)
-        seat_onehot = torch.nn.functional.one_hot(seat, self.num_players)  # (B, n)
+        side_onehot = (side[:, None] == self._side_ids).long()  # (B, S); F.one_hot would sync to check
+        seat_onehot = (seat[:, None] == self._seat_ids).long()  # (B, n)
 
         # R10, R11: a card of the top card's rank, or a Jack, takes a non-empty pile.
         rank = self._rank[a]
@@ -460,7 +462,7 @@ class BatchedPisti:
         # R19: the last capturer (the dealer's side as a safety net) takes what is left.
         taker = torch.where(state.last_capturer >= 0, state.last_capturer, self._side_of[state.dealer])
         sweep = state.pile_size > 0
-        taker_onehot = torch.nn.functional.one_hot(taker, S) * sweep[:, None]  # (k, S)
+        taker_onehot = (taker[:, None] == self._side_ids) * sweep[:, None]  # (k, S)
         code = self._relabel.index_select(0, (((taker + 1) * sweep)[:, None] * NUM_CODES + state.code).view(-1))
         counts = state.side_counts.clone()
         counts[:, Row.CAPTURED] += taker_onehot * state.pile_size[:, None]
@@ -517,7 +519,7 @@ class BatchedPisti:
         else:
             scores = state.side_counts[:, Row.MATCH_SCORES]
             best = scores.max(1, keepdim=True).values
-            won = torch.nn.functional.one_hot(winner.clamp(min=0), self.num_sides).bool() & (winner >= 0)[:, None]
+            won = winner[:, None] == self._side_ids
             draw_best = (winner < 0)[:, None] & (scores == best)
             per_side = torch.where(won, 1.0, torch.where(draw_best, 0.0, -1.0)) * done[:, None]
         return per_side[:, self._side_of]
