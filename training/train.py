@@ -16,6 +16,7 @@ import argparse
 import csv
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -347,6 +348,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        return _train_from_args(args)
+    except (ValueError, TypeError) as error:  # bad settings or checkpoint: a clear message, no traceback
+        print(f"pisti-train: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _train_from_args(args: argparse.Namespace) -> int:
     config = TrainConfig(
         num_players=args.players,
         partnerships=False if args.no_partnerships else None,
