@@ -8,7 +8,8 @@ them apart internally by *physical index* ``copy * 52 + id`` (so ``physical % 52
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+import numbers
+from typing import Iterable
 
 NUM_CARD_IDS = 52
 SUITS = "CDHS"
@@ -79,7 +80,8 @@ def parse_card(card: int | str) -> int:
                 f"(e.g. 'AC', '10D', 'JS')"
             )
         return _TEXT_TO_ID[key]
-    if isinstance(card, bool) or not _is_integer(card):
+    # numbers.Integral admits NumPy integers; bool is an int subclass but never a card.
+    if isinstance(card, bool) or not isinstance(card, numbers.Integral):
         raise TypeError(
             f"a card must be an int id 0..51 or a text code like '10D', got {type(card).__name__}"
         )
@@ -92,12 +94,3 @@ def parse_card(card: int | str) -> int:
 def parse_cards(cards: Iterable[int | str]) -> list[int]:
     """Card ids for a sequence of ids or text codes (see :func:`parse_card`)."""
     return [parse_card(c) for c in cards]
-
-
-def cards_to_text(cards: Sequence[int]) -> list[str]:
-    return [card_to_text(c) for c in cards]
-
-
-def _is_integer(x: object) -> bool:
-    # Accept Python and NumPy integers without importing numpy here.
-    return isinstance(x, int) or (hasattr(x, "__index__") and type(x).__name__.startswith(("int", "uint")))

@@ -11,7 +11,6 @@ of each new game by how well it still does against the learner.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import torch
@@ -144,9 +143,3 @@ class OpponentPool:
         if entry.name == "random":
             return batched_random(mask, generator)
         return self._greedy(observation, mask, generator)
-
-    def summary(self) -> dict[str, float]:
-        p = self.probabilities().tolist()
-        return {f"{e.name}": round(e.margin, 3) for e in self.entries} | {
-            f"p/{e.name}": round(q, 3) for e, q in zip(self.entries, p) if math.isfinite(q)
-        }
