@@ -4,12 +4,19 @@ Agents ``player_0 … player_{n-1}`` are the seats in playing order (R3). An act
 (R2). Observations are ``{"observation": float32 vector, "action_mask": int8[52]}`` built by
 :mod:`pisti_env.observation`; the mask is all zeros for a seat that is not to move.
 
+With ``bluff=True`` (R29) the action space is ``Discrete(106)`` and the mask has 106 entries:
+0–51 play a card face up, 52 + card id play it face down claiming a pişti (only on a lone table
+card), 104 believe and 105 challenge (only for the seat answering a claim). The answer is a
+turn of its own: ``agent_selection`` moves to the seat that played the lone card, then play
+goes on with the seat after the claimant.
+
 Rewards (``reward=``):
 
 * ``"diff"`` (default): at every step each agent receives the change in
   (own side's public points − mean of the other sides' public points), where public points are
   the match total plus what everyone can count so far this hand (R30): face-up scoring cards
-  when captured, piştis when made, hidden cards and the majority at the hand's end. Over an
+  when captured, piştis and bluff points (R29) when made, hidden cards (never-shown table cards,
+  believed face-down cards) and the majority at the hand's end. Over an
   episode the rewards add up to the final score difference.
 * ``"win"``: +1 for the winning side and −1 for the others at the end; in a single hand, sides
   tied for the best total get 0.
@@ -28,7 +35,6 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .cards import NUM_CARD_IDS
 from .game import Game
 from .observation import OBS_VERSION, ObservationEncoder
 from .render import render_text
@@ -60,7 +66,8 @@ class raw_env(AECEnv):
             as PettingZoo's ``TerminateIllegalWrapper`` does.
         **settings: the game settings of RULES.md's table (``num_players``, ``partnerships``,
             ``target``, ``win_margin``, ``double_pisti``, ``last_card_pisti``,
-            ``ten_diamonds_pisti_bonus``, ``decks``, ``show_stock_bottom``).
+            ``ten_diamonds_pisti_bonus``, ``decks``, ``show_stock_bottom``, ``bluff``,
+            ``bluff_jack_double``).
     """
 
     metadata = {
@@ -94,14 +101,15 @@ class raw_env(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         layout = self.encoder.layout
+        self.num_actions = num_actions = self.settings.num_actions  # 52, or 106 with bluff (R29)
         obs_space = spaces.Dict(
             {
                 "observation": spaces.Box(0.0, layout.high, shape=(layout.size,), dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, shape=(NUM_CARD_IDS,), dtype=np.int8),
+                "action_mask": spaces.Box(0, 1, shape=(num_actions,), dtype=np.int8),
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(NUM_CARD_IDS) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
         self._seeder: random.Random | None = None
         self.game: Game | None = None
 
@@ -155,7 +163,7 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         game = self.game
-        mask = np.zeros(NUM_CARD_IDS, dtype=np.int8)
+        mask = np.zeros(self.num_actions, dtype=np.int8)
         if seat == game.turn and not self._episode_over:
             mask[game.legal_actions()] = 1
         return {"observation": self.encoder.encode(game, seat), "action_mask": mask}
@@ -216,7 +224,8 @@ class raw_env(AECEnv):
 
     def _is_legal(self, action: Any) -> bool:
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise TypeError(f"an action must be an int card id 0..{NUM_CARD_IDS - 1}, got {type(action).__name__} {action!r}")
+            what = "an int action id" if self.settings.bluff else "an int card id"
+            raise TypeError(f"an action must be {what} 0..{self.num_actions - 1}, got {type(action).__name__} {action!r}")
         return int(action) in self.game.legal_actions()
 
     def _end_with_penalty(self, agent: str) -> None:

@@ -16,13 +16,16 @@ list copies:
 
 Per-side counters (captured cards, points, piştis) are updated as cards move, and
 ``public_total[side]`` holds every point of that side that all seats can count (R30): the
-match total plus this hand's face-up card points and pişti points; hidden card points and the
-majority join it at the end of the hand.
+match total plus this hand's face-up card points, pişti and bluff points; hidden card points
+and the majority join it at the end of the hand.
 
-Room for the bluff variant (R29): actions are plain ints, so face-down plays (52–103) and the
-believe/challenge answers (104, 105) extend the same action space; the answer becomes a turn
-of its own (``turn`` moves to the seat that played the lone card, then on); a face-down card
-gets location codes of its own in ``where``, which the observation's lookup tables then map.
+The bluff variant (R29, ``bluff=True``): actions are plain ints, so face-down plays
+(``FACE_DOWN + card id`` = 52–103) and the answers (``BELIEVE`` = 104, ``CHALLENGE`` = 105)
+extend the same action space. A face-down play leaves the lone card in ``pile`` and puts the
+claim in ``claimant``/``claim_card`` (the card at ``LOC_PILE_DOWN + claimant``, known to its
+player only); the answer is a turn of its own (``turn`` moves to the seat that played the lone
+card), then play goes on with the seat after the claimant. A believed card is captured at
+``LOC_CAPT_DOWN + claimant``: its side counts it, but only its player knows it (R30, R31).
 """
 
 from __future__ import annotations
@@ -44,13 +47,41 @@ LOC_PILE_HIDDEN = 16  # a table card never turned up (R8)
 LOC_CAPT_SHOWN = 17  # + side: captured by that side, seen by everyone
 LOC_CAPT_HIDDEN = 23  # + side: never-shown table card captured by that side (R8)
 PLAYED_BY = 32  # + seat: ``played_by`` code of a card that seat played face up this hand
+LOC_PILE_DOWN = 38  # + seat: the face-down card of a pending claim, known to that seat only (R29)
+LOC_CAPT_DOWN = 44  # + seat: a believed face-down card, captured by that seat's side, known to
+# that seat only, not even to its partner (R29, R30, R31)
+LOC_PILE_DOWN_SHOWN = 50  # the shown stock-bottom card (R28) played face down: everyone knows it
 NOBODY = 255  # ``played_by`` code of a card nobody has played face up
-# (``where`` and ``played_by`` codes are disjoint so one lookup table can map both.)
+# (``where`` and ``played_by`` codes are disjoint so one lookup table can map both. A face-down
+# card keeps ``played_by`` = NOBODY until it is shown: who played it would give it away.)
+
+# --- actions of the bluff variant (R29) ----------------------------------------------------
+FACE_DOWN = 52  # + card id: play that card face down, claiming a pişti
+BELIEVE = 104
+CHALLENGE = 105
 
 HAND_SIZE = 4  # cards per player per deal (R6.2)
 TABLE_SIZE = 4  # cards dealt to the table (R6.1)
 MAJORITY_POINTS = 3  # R21
 PISTI_POINTS = 10  # R13
+BLUFF_STAKE = 10  # R29: believed 10, challenged 20; doubled on a lone Jack with bluff_jack_double
+BLUFF_COUNTERS = ("bluff_claims", "bluff_believed", "bluff_challenged_true", "bluff_challenged_false")
+
+
+def action_to_text(action: int) -> str:
+    """Text of an action id: ``"7C"`` (face up, R2), ``"7C face down"``, ``"believe"``,
+    ``"challenge"`` (R29)."""
+    if action == BELIEVE:
+        return "believe"
+    if action == CHALLENGE:
+        return "challenge"
+    if FACE_DOWN <= action < BELIEVE:
+        return f"{card_to_text(action - FACE_DOWN)} face down"
+    return card_to_text(action)
+
+
+def _legal_text(legal: list[int]) -> str:
+    return f"legal now: {legal} ({', '.join(action_to_text(a) for a in legal)})"
 
 
 class Game:
@@ -117,10 +148,43 @@ class Game:
         return self.hand_results[-1] if self.hand_results else None
 
     def legal_actions(self) -> list[int]:
-        """Sorted card ids the seat to move may play (R9: any card in its hand)."""
+        """Sorted action ids the seat to move may take: any card in its hand (R9); with the
+        bluff variant also that card face down (``FACE_DOWN + id``) when it may claim a pişti,
+        and only ``BELIEVE``/``CHALLENGE`` while it answers a claim (R29)."""
         if self.done:
             return []
-        return self._legal_cards(self.turn)
+        if self.claimant >= 0:
+            return [BELIEVE, CHALLENGE]
+        cards = self._legal_cards(self.turn)
+        if self.settings.bluff and self._may_claim(self.turn):
+            return cards + [FACE_DOWN + c for c in cards]
+        return cards
+
+    def _may_claim(self, seat: int) -> bool:
+        """R29: a face-down play needs exactly one card on the table (and no claim pending);
+        with ``last_card_pisti=False`` never on the hand's very last card (R16)."""
+        if self.claimant >= 0 or len(self.pile) != 1:
+            return False
+        code = self.played_by[self.pile[0]]
+        # The lone card always was played face up by a seat of another side (a capture emptied
+        # the table, then the previous seat played it); a guard, never met in play.
+        if code == NOBODY or self.side_of[code - PLAYED_BY] == self.side_of[seat]:
+            return False
+        last_card = self.in_hands == 1 and self.stock_pos == len(self.deck)
+        return self.settings.last_card_pisti or not last_card
+
+    @property
+    def pending_claim(self) -> tuple[int, int] | None:
+        """``(claimant seat, lone card id)`` of the claim waiting for an answer (R29), public;
+        ``None`` when there is none. The answering seat is :attr:`turn`."""
+        if self.claimant < 0:
+            return None
+        return self.claimant, self.pile[0] % NUM_CARD_IDS
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space: 52, or 106 with the bluff variant (R29)."""
+        return self.settings.num_actions
 
     def _legal_cards(self, seat: int) -> list[int]:
         if self.settings.decks == 1:
@@ -145,41 +209,61 @@ class Game:
 
         Keys: ``cards``, ``card_points``, ``majority``, ``pisti``, ``double_pisti``,
         ``pisti_points``, ``total`` (R20–R22). Majority is awarded as if the hand ended now.
+        With the bluff variant (R29) also ``bluff_points`` (points this side received from
+        claims: believed, proven or caught) and the counts of this side's claims:
+        ``bluff_claims``, ``bluff_believed``, ``bluff_challenged_true``,
+        ``bluff_challenged_false``; ``pisti`` then includes its believed and proven claims, and
+        ``total`` its bluff points.
         """
         counts = self.captured_count
         best = max(counts)
         majority_side = counts.index(best) if counts.count(best) == 1 else -1
+        bluff = self.settings.bluff
         result = []
         for side in range(self.num_sides):
             majority = MAJORITY_POINTS if side == majority_side else 0
-            result.append(
-                {
-                    "cards": counts[side],
-                    "card_points": self.card_points[side],
-                    "majority": majority,
-                    "pisti": self.pisti_count[side],
-                    "double_pisti": self.double_pisti_count[side],
-                    "pisti_points": self.pisti_points[side],
-                    "total": self.card_points[side] + majority + self.pisti_points[side],
-                }
-            )
+            total = self.card_points[side] + majority + self.pisti_points[side]
+            r = {
+                "cards": counts[side],
+                "card_points": self.card_points[side],
+                "majority": majority,
+                "pisti": self.pisti_count[side],
+                "double_pisti": self.double_pisti_count[side],
+                "pisti_points": self.pisti_points[side],
+                "total": total,
+            }
+            if bluff:  # R22: bluff points count in the hand total
+                r["bluff_points"] = self.bluff_points[side]
+                r["total"] = total + self.bluff_points[side]
+                for name in BLUFF_COUNTERS:
+                    r[name] = getattr(self, name)[side]
+            result.append(r)
         return result
 
     # ------------------------------------------------------------------ the move
     def step(self, action: int) -> None:
-        """Play card ``action`` (a card id) face up for the seat to move (R9–R19).
+        """Take action ``action`` for the seat to move: play that card id face up (R9–R19);
+        with the bluff variant also play a card face down (``FACE_DOWN + id``) or answer a
+        claim (``BELIEVE``, ``CHALLENGE``) (R29).
 
         Raises ``TypeError`` for a non-integer action and ``ValueError`` for an id out of
-        range, a card not in the hand, or a finished game; the state is then unchanged.
+        range, a card not in the hand, an action not allowed now (naming the legal ones), or a
+        finished game; the state is then unchanged.
         """
         if self.done:
             raise ValueError("the game is over: no more actions; start a new game (env.reset())")
         seat = self.turn
         hand = self.hands[seat]
-        if action.__class__ is int and 0 <= action < NUM_CARD_IDS and action in hand:
+        if action.__class__ is int and 0 <= action < NUM_CARD_IDS and action in hand and self.claimant < 0:
             p = action
         else:
-            p = self._resolve_action(action, seat)
+            kind, p = self._resolve_action(action, seat)
+            if kind == BELIEVE:
+                self._answer(p == CHALLENGE)
+                return
+            if kind == FACE_DOWN:
+                self._play_face_down(p, seat)
+                return
         hand.remove(p)
         self.played_by[p] = PLAYED_BY + seat
         self.history.append((seat, p % NUM_CARD_IDS))
@@ -191,7 +275,11 @@ class Game:
         else:  # R12 (and R11: a Jack on an empty pile just lies there)
             pile.append(p)
             self.where[p] = LOC_PILE_UP
+        self._pass_turn(seat)
 
+    def _pass_turn(self, seat: int) -> None:
+        """After ``seat``'s play: the next seat with cards moves (R3, R27), or deal again
+        (R18), or the hand ends (R19)."""
         if self.in_hands:
             n = self.num_players
             nxt = seat + 1 if seat + 1 < n else 0
@@ -206,27 +294,122 @@ class Game:
         else:
             self._end_hand()
 
-    def _resolve_action(self, action: Any, seat: int) -> int:
-        """Slow path of :meth:`step`: validate the action and find the physical card."""
+    def _resolve_action(self, action: Any, seat: int) -> tuple[int, int]:
+        """Slow path of :meth:`step`: validate the action. Returns ``(0, physical card)`` for a
+        face-up play, ``(FACE_DOWN, physical card)`` for a face-down one and ``(BELIEVE,
+        action)`` for an answer (R29)."""
+        bluff = self.settings.bluff
+        top = self.num_actions - 1
+        what = "an int card id" if not bluff else "an int action id"
         if isinstance(action, bool) or not hasattr(action, "__index__") or isinstance(action, str):
-            raise TypeError(
-                f"an action must be an int card id 0..{NUM_CARD_IDS - 1}, got {type(action).__name__} {action!r}"
-            )
-        card = int(action)
-        legal = self._legal_cards(seat)
-        if not 0 <= card < NUM_CARD_IDS:
+            raise TypeError(f"an action must be {what} 0..{top}, got {type(action).__name__} {action!r}")
+        action = int(action)
+        legal = self.legal_actions()
+        if not 0 <= action <= top:
+            if not bluff:
+                raise ValueError(
+                    f"action {action} is out of range: actions are card ids 0..{top}; {_legal_text(legal)}"
+                )
             raise ValueError(
-                f"action {card} is out of range: actions are card ids 0..{NUM_CARD_IDS - 1}; "
-                f"legal now: {legal} ({', '.join(card_to_text(c) for c in legal)})"
+                f"action {action} is out of range: actions are 0..{top} (card ids 0..51 face up, "
+                f"52 + card id face down, 104 believe, 105 challenge, R29); {_legal_text(legal)}"
+            )
+        if self.claimant >= 0:  # R29: the answer comes before anything else
+            if action in (BELIEVE, CHALLENGE):
+                return BELIEVE, action
+            raise ValueError(
+                f"illegal action {action} ({action_to_text(action)}): seat {seat} must answer seat "
+                f"{self.claimant}'s claim of a pişti first, believe (104) or challenge (105) (R29); "
+                f"{_legal_text(legal)}"
+            )
+        if action >= BELIEVE:
+            raise ValueError(
+                f"illegal action {action} ({action_to_text(action)}): there is no claim to answer (R29); "
+                f"{_legal_text(legal)}"
+            )
+        card = action % FACE_DOWN
+        if action >= FACE_DOWN and not self._may_claim(seat):
+            raise ValueError(
+                f"illegal action {action} ({action_to_text(action)}): a card may be played face down "
+                f"only when exactly one card lies on the table"
+                + ("" if self.settings.last_card_pisti else ", and never as the hand's last card")
+                + f" (R29); {_legal_text(legal)}"
             )
         hand = self.hands[seat]
         for p in (card, card + NUM_CARD_IDS):
             if p in hand:
-                return p
+                return (FACE_DOWN if action >= FACE_DOWN else 0), p
         raise ValueError(
-            f"illegal action {card} ({card_to_text(card)}): seat {seat} does not hold that card; "
-            f"legal now: {legal} ({', '.join(card_to_text(c) for c in legal)})"
+            f"illegal action {action} ({action_to_text(action)}): seat {seat} does not hold that card; "
+            f"{_legal_text(legal)}"
         )
+
+    def _play_face_down(self, p: int, seat: int) -> None:
+        """R29: ``seat`` plays ``p`` face down on the lone card, claiming a pişti; the seat that
+        played the lone card answers next."""
+        self.hands[seat].remove(p)
+        self.in_hands -= 1
+        # R28: everyone saw the stock-bottom card at the deal, so it stays known face down.
+        self.where[p] = LOC_PILE_DOWN_SHOWN if p == self.stock_bottom else LOC_PILE_DOWN + seat
+        self.claimant = seat
+        self.claim_card = p
+        self.bluff_claims[self.side_of[seat]] += 1
+        self.turn = self.played_by[self.pile[0]] - PLAYED_BY
+
+    def _answer(self, challenge: bool) -> None:
+        """R29: the answer to the pending claim, scored; then the seat after the claimant moves."""
+        claimant, p, answerer = self.claimant, self.claim_card, self.turn
+        lone = self.pile[0]
+        side = self.side_of[claimant]
+        stake = BLUFF_STAKE * (2 if self.settings.bluff_jack_double and IS_JACK[lone] else 1)
+        where = self.where
+        if not challenge:  # believed: 10 (20), both cards taken, the face-down one never shown
+            self._score_bluff(side, stake)
+            self.bluff_believed[side] += 1
+            self.pisti_count[side] += 1
+            if where[p] == LOC_PILE_DOWN_SHOWN:  # known to all (R28): an ordinary shown capture
+                where[p] = LOC_CAPT_SHOWN + side
+                self._take_claimed(lone, side, public_points=POINTS[lone] + POINTS[p])
+                shown = p % NUM_CARD_IDS
+            else:
+                where[p] = LOC_CAPT_DOWN + claimant
+                self._take_claimed(lone, side, public_points=POINTS[lone])
+                shown = -1
+        else:
+            # The card is shown: from now on it is an ordinary face-up card played by the claimant.
+            self.played_by[p] = PLAYED_BY + claimant
+            self.history.append((claimant, p % NUM_CARD_IDS))
+            shown = p % NUM_CARD_IDS
+            if RANK[p] == RANK[lone]:  # a true claim (a Jack on a lone non-Jack is not, R29)
+                self._score_bluff(side, 2 * stake)
+                self.bluff_challenged_true[side] += 1
+                self.pisti_count[side] += 1
+                where[p] = LOC_CAPT_SHOWN + side
+                self._take_claimed(lone, side, public_points=POINTS[lone] + POINTS[p])
+            else:  # caught: the challenger's side alone scores; both cards stay, the bluff on top
+                self._score_bluff(self.side_of[answerer], 2 * stake)
+                self.bluff_challenged_false[side] += 1
+                self.pile.append(p)
+                where[p] = LOC_PILE_UP
+        self.claims.append((claimant, answerer, lone % NUM_CARD_IDS, CHALLENGE if challenge else BELIEVE, shown))
+        self.claimant = self.claim_card = -1
+        self._pass_turn(claimant)
+
+    def _score_bluff(self, side: int, points: int) -> None:
+        """Bluff points (R29): public, independent of ``double_pisti``, never a 10♦ bonus."""
+        self.bluff_points[side] += points
+        self.public_points[side] += points
+        self.public_total[side] += points
+
+    def _take_claimed(self, lone: int, side: int, public_points: int) -> None:
+        """A believed or proven claim takes both cards: a capture (R19)."""
+        self.where[lone] = LOC_CAPT_SHOWN + side
+        self.captured_count[side] += 2
+        self.card_points[side] += POINTS[lone] + POINTS[self.claim_card]
+        self.public_points[side] += public_points
+        self.public_total[side] += public_points
+        self.last_capturer = side
+        self.pile.clear()
 
     def _capture(self, p: int, seat: int) -> None:
         """Seat takes the whole pile with card ``p`` (R10, R11), scoring a pişti if any (R13–R17)."""
@@ -297,6 +480,15 @@ class Game:
         self.pisti_count = [0] * sides
         self.double_pisti_count = [0] * sides
         self.pisti_points = [0] * sides
+        # R29, the bluff variant: per-side bluff points and claim counts, the pending claim
+        # (claimant seat and its face-down physical card, -1 when none) and the public record of
+        # this hand's claims: (claimant, answerer, lone card id, BELIEVE or CHALLENGE, the
+        # face-down card id if everyone knows it — challenged, or the R28 card — else -1).
+        self.bluff_points = [0] * sides
+        for name in BLUFF_COUNTERS:
+            setattr(self, name, [0] * sides)
+        self.claimant = self.claim_card = -1
+        self.claims: list[tuple[int, int, int, int, int]] = []
         self.last_capturer = -1
         self.history = []
         self.stock_bottom = deck[-1] if settings.show_stock_bottom else None  # R28
@@ -394,7 +586,8 @@ class Game:
         g.played_by = bytearray(self.played_by)
         for name in (
             "match_scores", "public_total", "captured_count", "card_points", "public_points",
-            "pisti_count", "double_pisti_count", "pisti_points", "history",
+            "pisti_count", "double_pisti_count", "pisti_points", "history", "bluff_points", "claims",
+            *BLUFF_COUNTERS,
         ):
             setattr(g, name, list(getattr(self, name)))
         g.hand_results = [[dict(side) for side in hand] for hand in self.hand_results]
@@ -406,18 +599,31 @@ class Game:
         unknown = unknown_location_codes(seat, self.side_of[seat])
         return [p for p, loc in enumerate(self.where) if loc in unknown]
 
-    def determinize(self, seat: int, rng: random.Random | int | None = None) -> "Game":
+    def determinize(
+        self, seat: int, rng: random.Random | int | None = None, *, claim: bool | None = None
+    ) -> "Game":
         """A copy in which everything ``seat`` cannot know (R31) is dealt again uniformly.
 
         The unknown cards (:meth:`unknown_cards`, a set the seat can work out itself) are
-        shuffled and dealt into the unknown places in an order that is itself public: other
-        hands by seat and position, hidden table cards, the stock in dealing order, then the
-        hidden captures of each other side. Hand sizes, the stock size and everything the seat
-        has seen are kept, and the result depends only on ``rng`` and on what the seat knows,
-        never on where the hidden cards really are. ``deck[:stock_pos]`` (the cards dealt
-        already) is listed in ascending order, since their real deal order is not knowable. The
-        copy's generator is reseeded from ``rng`` so it does not reveal the real shuffles of
-        later hands either.
+        shuffled and dealt into the unknown places in an order that is itself public: the
+        face-down card of a pending claim (R29), other hands by seat and position, hidden table
+        cards, the stock in dealing order, the hidden captures of each other side, then the
+        believed face-down cards of each other seat (R29). Hand sizes, the stock size and
+        everything the seat has seen are kept, and the result depends only on ``rng`` and on
+        what the seat knows, never on where the hidden cards really are. ``deck[:stock_pos]``
+        (the cards dealt already) is listed in ascending order, since their real deal order is
+        not knowable. The copy's generator is reseeded from ``rng`` so it does not reveal the
+        real shuffles of later hands either.
+
+        Args:
+            seat: the seat whose knowledge is kept.
+            rng: a ``random.Random`` (advanced in place), an int seed, or ``None``.
+            claim: with a pending claim whose face-down card ``seat`` cannot see (R29),
+                ``True``/``False`` deals only worlds in which that card is / is not of the lone
+                card's rank (uniformly among them); ``None`` (default): no condition.
+
+        Raises ``ValueError`` for a bad seat, for ``claim`` without such a claim, or when no
+        world meets ``claim``.
         """
         if isinstance(seat, bool) or not hasattr(seat, "__index__") or not 0 <= int(seat) < self.num_players:
             raise ValueError(f"seat must be an int 0..{self.num_players - 1}, got {seat!r}")
@@ -426,10 +632,21 @@ class Game:
             rng = random.Random(rng)
         unknown = unknown_location_codes(seat, self.side_of[seat])
         where = self.where
+        hidden_claim = self.claimant >= 0 and where[self.claim_card] in unknown
+        if claim is not None and not hidden_claim:
+            raise ValueError(
+                f"claim={claim!r} needs a pending claim whose face-down card seat {seat} cannot see (R29); "
+                "pass claim=None"
+            )
         cards = self.unknown_cards(seat)  # ascending: no trace of where they really are
         rng.shuffle(cards)
+        if claim is not None:
+            self._condition_claim(cards, claim, rng)
         deal = iter(cards)
         g = self.clone()
+        if hidden_claim:
+            g.claim_card = card = next(deal)
+            g.where[card] = LOC_PILE_DOWN + self.claimant
         for s, hand in enumerate(g.hands):
             if s != seat:
                 for i, p in enumerate(hand):
@@ -448,8 +665,9 @@ class Game:
         # in ascending order, so the deck stays a permutation of the cards.
         stock = set(g.deck[g.stock_pos :])
         g.deck[: g.stock_pos] = [p for p in range(len(g.deck)) if p not in stock]
-        for side in range(self.num_sides):
-            code = LOC_CAPT_HIDDEN + side
+        captured_codes = [LOC_CAPT_HIDDEN + side for side in range(self.num_sides)]
+        captured_codes += [LOC_CAPT_DOWN + s for s in range(self.num_players)]
+        for code in captured_codes:
             if code in unknown:
                 for _ in range(sum(1 for loc in where if loc == code)):
                     g.where[next(deal)] = code
@@ -458,8 +676,26 @@ class Game:
         for p, loc in enumerate(g.where):
             if LOC_CAPT_SHOWN <= loc < LOC_CAPT_HIDDEN + 6:
                 g.card_points[(loc - LOC_CAPT_SHOWN) % 6] += POINTS[p]
+            elif LOC_CAPT_DOWN <= loc < LOC_CAPT_DOWN + 6:
+                g.card_points[self.side_of[loc - LOC_CAPT_DOWN]] += POINTS[p]
         g.rng = random.Random(rng.getrandbits(64))
         return g
+
+    def _condition_claim(self, cards: list[int], claim: bool, rng: random.Random) -> None:
+        """Make ``cards[0]`` (the pending claim's slot) a card of the lone card's rank
+        (``claim=True``) or not (``False``): if it is not, swap it with one drawn uniformly from
+        those that are, which leaves the deal uniform among the worlds meeting the condition."""
+        rank = RANK[self.pile[0]]
+        if (RANK[cards[0]] == rank) == claim:
+            return
+        fits = [i for i, p in enumerate(cards) if (RANK[p] == rank) == claim]
+        if not fits:
+            raise ValueError(
+                f"no world has a {'true' if claim else 'false'} claim: "
+                f"every unseen card is {'not ' if claim else ''}of the lone card's rank (R29)"
+            )
+        i = fits[rng.randrange(len(fits))]
+        cards[0], cards[i] = cards[i], cards[0]
 
     # ------------------------------------------------------------------ deck helpers
     def _validated_deck(self, deck: Sequence[int | str]) -> list[int]:
@@ -499,11 +735,15 @@ class Game:
 def unknown_location_codes(seat: int, side: int) -> frozenset[int]:
     """Location codes whose cards ``seat`` (of ``side``) cannot identify (R31): the unseen stock,
     other seats' hands (not the shown stock bottom, R28), table cards never turned up (R8)
-    unless its own side captured them. The observation encoder and :meth:`Game.determinize`
+    unless its own side captured them, and other seats' face-down cards never shown (R29). The observation encoder and :meth:`Game.determinize`
     both use this one definition."""
     codes = {LOC_STOCK, LOC_PILE_HIDDEN}
     codes.update(LOC_HAND + s for s in range(6) if s != seat)
     codes.update(LOC_CAPT_HIDDEN + s for s in range(6) if s != side)
+    # R29/R31: a face-down card never shown is known to the seat that played it only, not
+    # even to its partner (R30).
+    codes.update(LOC_PILE_DOWN + s for s in range(6) if s != seat)
+    codes.update(LOC_CAPT_DOWN + s for s in range(6) if s != seat)
     return frozenset(codes)
 
 

@@ -4,8 +4,10 @@ Everything is seat-relative: "seat +k" is the k-th seat after the observer in pl
 (the observer is +0) and "side +k" likewise for sides (the observer's own side is +0). The
 vector holds only what the seat may know (R30); what it may not (R31) is never read.
 
-The layout depends on the number of seats and sides only. ``OBS_VERSION`` changes whenever the
-meaning of any index changes; checkpoints record it.
+The layout depends on the number of seats and sides, and on the bluff variant (R29): with
+``bluff=True`` one card feature and a block of claim fields are added (see
+:class:`ObservationLayout`); with ``bluff=False`` nothing of them exists. ``OBS_VERSION`` changes
+whenever the meaning of any index of an existing layout changes; checkpoints record it.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ import numpy as np
 
 from .cards import NUM_CARD_IDS
 from .game import (
+    BLUFF_COUNTERS,
+    LOC_CAPT_DOWN,
     LOC_CAPT_HIDDEN,
     LOC_CAPT_SHOWN,
     LOC_HAND,
     LOC_HAND_SHOWN,
+    LOC_PILE_DOWN,
+    LOC_PILE_DOWN_SHOWN,
     LOC_PILE_JACK,
     LOC_PILE_UP,
     LOC_STOCK_SHOWN,
@@ -60,12 +66,20 @@ class ObservationLayout:
     The card block comes first: for each card id ``c`` (R2) the ``K`` features of
     ``card_features`` at indices ``c*K … c*K+K-1``, each counting copies of that card (0/1, or
     0..2 with two decks). Counts and one-hot scalars follow.
+
+    With the bluff variant (R29) the card block has one more feature, ``face_down_self`` (the
+    seat's own face-down card of a pending claim), and the vector ends with the claim block:
+    ``claimant`` (one-hot seat of the pending claim; its lone card is the pile's top card and
+    the seat to move answers) and per-side bluff points and claim counts. A face-down card
+    another seat played is ``unseen`` until it is shown; a believed one of the seat's own is
+    ``captured_side_0``.
     """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         n, sides, decks = settings.num_players, settings.num_sides, settings.decks
         self.num_players, self.num_sides = n, sides
+        bluff = settings.bluff
         card = float(decks)
         features: list[tuple[str, str, float]] = [
             ("hand", "in own hand", card),
@@ -75,14 +89,20 @@ class ObservationLayout:
         ]
         for k in range(sides):
             if k == 0:
-                features.append(("captured_side_0", "captured this hand by own side (never-shown table cards it took included, R8)", card))
+                features.append(("captured_side_0", "captured this hand by own side (never-shown table cards it took included, R8"
+                                 + ("; own believed face-down cards too, R29)" if bluff else ")"), card))
             else:
                 features.append((f"captured_side_{k}", f"captured this hand by side +{k}, seen by everyone", card))
         for k in range(n):
             who = "self" if k == 0 else f"seat +{k}"
-            features.append((f"played_by_seat_{k}", f"played face up this hand by {who}", card))
-        features.append(("stock_bottom", "the shown stock-bottom card (R28), in the stock or another hand", 1.0))
-        features.append(("unseen", "not known to this seat: in another hand, the stock or hidden table cards", card))
+            features.append((f"played_by_seat_{k}", f"played face up this hand by {who}"
+                             + (" (a face-down card once shown by a challenge too, R29)" if bluff else ""), card))
+        features.append(("stock_bottom", "the shown stock-bottom card (R28), in the stock or another hand"
+                         + (" or face down in a pending claim (R29)" if bluff else ""), 1.0))
+        features.append(("unseen", "not known to this seat: in another hand, the stock or hidden table cards"
+                         + (", or another seat's face-down card never shown (R29)" if bluff else ""), card))
+        if bluff:
+            features.append(("face_down_self", "own face-down card of the pending claim (R29)", 1.0))
         self.card_features = tuple(name for name, _, _ in features)
         self.card_feature_meanings = tuple(meaning for _, meaning, _ in features)
         self.num_card_features = k_features = len(features)
@@ -117,12 +137,14 @@ class ObservationLayout:
         count("pile_size", "pile_size", "one", CARDS_SCALE, "cards in the pile", card)
         count("pile_hidden", "pile_hidden", "one", 3.0, "never-turned table cards still in the pile (R8)", 1.0)
         count("captured_count", "captured_count", "side", CARDS_SCALE, "cards captured this hand", card)
-        count("pisti_count", "pisti_count", "side", PISTI_COUNT_SCALE, "piştis this hand (R13)", 21.0)
+        count("pisti_count", "pisti_count", "side", PISTI_COUNT_SCALE,
+              "piştis this hand (R13" + ("; believed or proven claims too, R29)" if bluff else ")"), 21.0)
         count("double_pisti_count", "double_pisti_count", "side", PISTI_COUNT_SCALE,
               "double piştis this hand (R14)", 21.0)
         count("pisti_points", "pisti_points", "side", POINTS_SCALE, "pişti points this hand", 11.0)
         count("public_hand_points", "public_points", "side", POINTS_SCALE,
-              "points this hand everyone can count (R30: face-up card points and piştis; all at hand end)", 12.0)
+              "points this hand everyone can count (R30: face-up card points and piştis"
+              + (", bluff points" if bluff else "") + "; all at hand end)", 52.0 if bluff else 12.0)
         count("match_scores", "match_scores", "side", POINTS_SCALE,
               "match totals of the finished hands (R24)", 1e4)
         count("hands_completed", "hands_completed", "one", HANDS_SCALE, "hands finished in this match", 1e3)
@@ -133,6 +155,14 @@ class ObservationLayout:
         add("target", 1, f"match target / {POINTS_SCALE:g} (0 for a single hand)", 1e4)
         add("settings", 10, "num_players/6, partnerships, decks-1, win_margin/10, double_pisti/20, "
             "last_card_pisti, ten_diamonds_pisti_bonus/3, show_stock_bottom, bluff, bluff_jack_double", 1e4)
+        if bluff:  # R29, R30: the pending claim and each side's bluff points and counts are public
+            add("claimant", n, "seat of the pending claim of a pişti (one-hot seat +0..; all 0: none); "
+                "the claim is on the pile's top card and the seat to move answers (R29)", 1.0)
+            add("bluff_points", sides, f"bluff points received this hand per side +0..+{sides - 1}, "
+                f"/ {POINTS_SCALE:g} (R29)", 40.0)
+            for name, what in zip(BLUFF_COUNTERS, ("claims made", "claims believed", "claims challenged and true",
+                                                   "claims challenged and false (bluffs caught)")):
+                add(name, sides, f"{what} this hand per side +0..+{sides - 1}, / {PISTI_COUNT_SCALE:g} (R29)", 21.0)
         self.fields = tuple(fields)
         self.size = pos
         self.by_name = {f.name: f for f in fields}
@@ -214,6 +244,11 @@ class ObservationEncoder:
             for s in range(sides):
                 lut[LOC_CAPT_SHOWN + s] = feature[f"captured_side_{(s - side) % sides}"]
             lut[LOC_CAPT_HIDDEN + side] = feature["captured_side_0"]
+            if settings.bluff:  # R29: own face-down cards; others' are unseen (set above)
+                lut[LOC_PILE_DOWN + seat] = feature["face_down_self"]
+                lut[LOC_CAPT_DOWN + seat] = feature["captured_side_0"]
+                # R28: the shown stock-bottom card played face down stays known to everyone.
+                lut[LOC_PILE_DOWN_SHOWN] = feature["stock_bottom"]
         k = layout.num_card_features
         # One-hot rows with a dump column 0 that is dropped: (n, 256, K).
         self.feature_rows = np.eye(k + 1, dtype=np.float32)[self.feature_lut][:, :, 1:]
@@ -252,6 +287,12 @@ class ObservationEncoder:
         self._last_capturer = layout.by_name["last_capturer"].start
         self._dealer = layout.by_name["dealer"].start
         self._to_move = layout.by_name["to_move"].start
+        if settings.bluff:
+            self._claimant = layout.by_name["claimant"].start
+            self._bluff_block = slice(layout.by_name["bluff_points"].start, layout.size)
+            self._bluff_scale = np.repeat(
+                np.array([1 / POINTS_SCALE] + [1 / PISTI_COUNT_SCALE] * len(BLUFF_COUNTERS), dtype=np.float32), sides
+            )
 
     def encode(self, game: Game, seat: int) -> np.ndarray:
         """The observation vector of ``seat`` (float32, ``layout.size`` entries)."""
@@ -284,4 +325,16 @@ class ObservationEncoder:
         obs[self._dealer + (game.dealer - seat) % n] = 1.0
         if not game.done:
             obs[self._to_move + (game.turn - seat) % n] = 1.0
+        if self.settings.bluff:
+            self._encode_bluff(game, seat, obs)
         return obs
+
+    def _encode_bluff(self, game: Game, seat: int, obs: np.ndarray) -> None:
+        """The claim block (R29): the pending claim's seat, bluff points and counts per side."""
+        if game.claimant >= 0:
+            obs[self._claimant + (game.claimant - seat) % self.settings.num_players] = 1.0
+        rel = self.rel_side[seat]
+        values = np.array([game.bluff_points, *(getattr(game, name) for name in BLUFF_COUNTERS)], dtype=np.float32)
+        block = np.empty_like(values)
+        block[:, rel] = values  # absolute side s goes to relative index rel[s]
+        np.multiply(block.reshape(-1), self._bluff_scale, out=obs[self._bluff_block])

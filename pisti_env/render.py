@@ -6,7 +6,7 @@ The view is a spectator's: it shows every hand, so it is for watching, never for
 from __future__ import annotations
 
 from .cards import card_to_symbol
-from .game import LOC_PILE_HIDDEN, LOC_PILE_JACK, Game
+from .game import CHALLENGE, LOC_PILE_HIDDEN, LOC_PILE_JACK, Game
 
 
 def _cards(cards: list[int]) -> str:
@@ -36,17 +36,38 @@ def render_text(game: Game, agent_names: list[str] | None = None) -> str:
     if game.history:
         seat, card = game.history[-1]
         lines.append(f"last play: {names[seat]} {card_to_symbol(card)}")
+    if s.bluff:
+        lines += _claim_lines(game, names)
     width = max(len(n) for n in names)
     for seat in range(game.num_players):
         marker = "▶" if seat == game.turn and not game.done else " "
         lines.append(f"{marker} {names[seat]:<{width}} side {game.side_of[seat]}: {_cards(game.hands[seat])}")
-    lines.append("side | cards | piştis | hand pts (public) | match")
+    lines.append("side | cards | piştis | hand pts (public) | match" + (" | bluff pts" if s.bluff else ""))
     for side in range(game.num_sides):
         pisti = game.pisti_count[side] + game.double_pisti_count[side]
         lines.append(
             f"{side:>4} | {game.captured_count[side]:>5} | {pisti:>6} | {game.public_points[side]:>17} | "
-            f"{game.match_scores[side]:>5}"
+            f"{game.match_scores[side]:>5}" + (f" | {game.bluff_points[side]:>9}" if s.bluff else "")
         )
     if game.done:
         lines.append("match over: " + ("draw" if game.winner is None else f"side {game.winner} wins"))
     return "\n".join(lines)
+
+
+def _claim_lines(game: Game, names: list[str]) -> list[str]:
+    """R29: the pending claim (a spectator sees the face-down card too) and the last answer."""
+    lines = []
+    if game.claimant >= 0:
+        lines.append(
+            f"claim: {names[game.claimant]} plays face down ({card_to_symbol(game.claim_card)}) claiming a pişti "
+            f"on {card_to_symbol(game.pile[0])}; {names[game.turn]} answers"
+        )
+    elif game.claims:
+        claimant, answerer, lone, answer, shown = game.claims[-1]
+        if answer == CHALLENGE:
+            outcome = "true" if shown % 13 == lone % 13 else "a bluff"
+            what = f"challenged: {card_to_symbol(shown)} was {outcome}"
+        else:
+            what = "believed"
+        lines.append(f"last claim: {names[claimant]} on {card_to_symbol(lone)}, {names[answerer]} {what}")
+    return lines

@@ -29,8 +29,9 @@ class Settings:
         ten_diamonds_pisti_bonus: extra points for a pişti involving the 10♦: 0 or 3 (R17).
         decks: 1, or 2 for 5–6 players (R27).
         show_stock_bottom: the deck's last card is shown to everyone at the deal (R28).
-        bluff: the bluff variant (R29) — not supported yet.
-        bluff_jack_double: doubled bluff stakes on a lone Jack (R29) — not supported yet.
+        bluff: the bluff variant (R29): a card may be played face down on a lone card, claiming
+            a pişti, and the seat that played the lone card believes or challenges.
+        bluff_jack_double: doubled bluff stakes on a lone Jack (R29); needs ``bluff=True``.
     """
 
     num_players: int = 2
@@ -97,10 +98,9 @@ class Settings:
 
         for name in ("last_card_pisti", "show_stock_bottom", "bluff", "bluff_jack_double"):
             put(name, _check_bool(name, getattr(self, name)))
-        if self.bluff or self.bluff_jack_double:
-            raise ValueError(
-                "settings 'bluff' and 'bluff_jack_double' (R29) are not supported yet; allowed value: False"
-            )
+        if self.bluff_jack_double and not self.bluff:
+            # A house rule of the bluff variant only: on its own it would silently do nothing.
+            raise ValueError("setting 'bluff_jack_double'=True needs bluff=True (R29)")
 
     # --- derived quantities -------------------------------------------------------------
     @property
@@ -110,6 +110,12 @@ class Settings:
     def side_of(self, seat: int) -> int:
         """The side (team) of a seat: seat % 2 with partnerships (R4), else the seat itself."""
         return seat % 2 if self.partnerships else seat
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the action space: 52 card ids (R2), or 106 with the bluff variant (R29:
+        52 + card id plays face down, 104 believes, 105 challenges)."""
+        return 106 if self.bluff else 52
 
     @property
     def num_cards(self) -> int:

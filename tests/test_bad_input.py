@@ -97,8 +97,8 @@ BAD_SETTINGS = [
     pytest.param(dict(win_margin=1.5), TypeError, r"win_margin.*int", id="win_margin-float"),
     pytest.param(dict(double_pisti=15), ValueError, r"double_pisti.*20, 10 or 0.*got 15", id="double_pisti-15"),
     pytest.param(dict(ten_diamonds_pisti_bonus=2), ValueError, r"ten_diamonds_pisti_bonus.*0 or 3.*got 2", id="bonus-2"),
-    pytest.param(dict(bluff=True), ValueError, r"bluff.*not supported yet", id="bluff"),
-    pytest.param(dict(bluff_jack_double=True), ValueError, r"bluff_jack_double.*not supported yet", id="bluff-jack-double"),
+    pytest.param(dict(bluff_jack_double=True), ValueError, r"bluff_jack_double.*needs bluff=True.*R29", id="bluff-jack-double-alone"),
+    pytest.param(dict(bluff_jack_double="yes", bluff=True), TypeError, r"bluff_jack_double.*bool", id="bluff-jack-double-str"),
 ]
 
 
@@ -130,16 +130,16 @@ BAD_DIRECT_SETTINGS = [
     pytest.param(dict(num_players=2, partnerships=True), r"partnerships", id="2p-partners"),
     pytest.param(dict(target=0), r"target", id="target-0"),
     pytest.param(dict(double_pisti=15), r"double_pisti", id="double_pisti-15"),
-    pytest.param(dict(bluff=True), r"bluff.*not supported", id="bluff"),
+    pytest.param(dict(bluff_jack_double=True), r"bluff_jack_double.*needs bluff=True", id="bluff-jack-double-alone"),
 ]
 
 
 @pytest.mark.parametrize("kw, match", BAD_DIRECT_SETTINGS)
 def test_bad_settings_object_rejected_by_game(kw, match):
     """``Settings(...)`` is a public dataclass constructor: built directly it must validate as
-    ``make_settings`` does, so ``Game`` never runs with, e.g., 7 players or the unsupported bluff
-    variant. (Found unvalidated in the first commit; the working tree's rules.py now validates
-    in ``Settings.__post_init__``.)"""
+    ``make_settings`` does, so ``Game`` never runs with, e.g., 7 players or the bluff variant's
+    house rule without the variant (R29). (Found unvalidated in the first commit; the working
+    tree's rules.py now validates in ``Settings.__post_init__``.)"""
     with pytest.raises((ValueError, TypeError), match=match):
         Game(Settings(**kw), seed=0)
 

@@ -1,6 +1,7 @@
 """The player interface shared by scripted baselines and trained policies.
 
-A player is an object with ``act(view) -> card id`` and ``reset(seed)``: the harness, the
+A player is an object with ``act(view) -> action id`` (a card id, R2; with the bluff variant
+also a face-down play or an answer, R29) and ``reset(seed)``: the harness, the
 AEC loop and the tests never care which kind they hold. ``view`` is a
 :class:`~pisti_env.agents.view.SeatView`: everything the seat may know and nothing else
 (R30–R31). A player that wants the environment's observation vector calls
@@ -23,7 +24,7 @@ class Player(Protocol):
     """What the harness needs from any player."""
 
     def act(self, view: SeatView) -> int:
-        """The card id to play (one of ``view.legal_actions``)."""
+        """The action to take (one of ``view.legal_actions``)."""
         ...
 
     def reset(self, seed: int | None = None) -> None:
@@ -52,7 +53,7 @@ class Agent:
             self.rng.seed(seed)
 
     def act(self, view: SeatView) -> int:
-        """The card id this player plays, always one of ``view.legal_actions``.
+        """The action this player takes, always one of ``view.legal_actions``.
 
         Raises ``TypeError`` if ``view`` is not a :class:`SeatView` (inside the AEC env use
         :func:`~pisti_env.agents.view.view_for_agent`) and ``ValueError`` if it is not the
@@ -74,7 +75,7 @@ class Agent:
         return self.choose(view, legal)
 
     def choose(self, view: SeatView, legal: list[int]) -> int:
-        """Pick one of ``legal`` (two or more card ids) for the seat of ``view``."""
+        """Pick one of ``legal`` (two or more action ids) for the seat of ``view``."""
         raise NotImplementedError
 
     def __repr__(self) -> str:

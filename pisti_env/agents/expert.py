@@ -20,6 +20,14 @@ Every legal card gets a value in points for the player's side, and the best one 
   or only a few hands are possible), the last deal is played exactly
   (:mod:`~pisti_env.agents.endgame`), timing the last capture for the leftover pile (R19) and
   the majority (R21).
+* **Bluff variant** (R29, :mod:`~pisti_env.agents.bluffing`): on a lone card each card may
+  also be played face down. A card of the lone card's rank is a true claim, worth the stake
+  and more if challenged. A bluff is worth the stake and both cards if believed, and costs two
+  stakes (the answerer's) plus the card left face up on the pile if challenged. The chance of
+  a challenge assumes an answerer that counts cards as the expert does: sure when it can see
+  that no card of the rank is left for the claimant, likely when few are. As the answerer it
+  challenges when that pays in expectation, the claim being surely a bluff when all cards of
+  the rank are accounted for.
 """
 
 from __future__ import annotations
@@ -28,25 +36,16 @@ import itertools
 import math
 
 from ..cards import JACK, POINTS, RANK
+from ..game import BELIEVE, CHALLENGE, FACE_DOWN
 from .base import Agent
+from .bluffing import bluff_stake, challenge_pays, challenge_probability, claim_true_probability, hold_probability
 from .endgame import endgame_values
 from .scoring import captures, pisti_value
 from .view import SeatView
 
+__all__ = ["ExpertAgent", "hold_probability"]
 
 
-
-def hold_probability(unseen_of_rank: int, unseen_total: int, hand_size: int) -> float:
-    """Chance that a hand of ``hand_size`` cards drawn from ``unseen_total`` unseen cards holds
-    at least one of the ``unseen_of_rank`` cards of a rank (hypergeometric)."""
-    if unseen_of_rank <= 0 or hand_size <= 0:
-        return 0.0
-    if hand_size > unseen_total - unseen_of_rank:
-        return 1.0
-    miss = 1.0
-    for i in range(hand_size):
-        miss *= (unseen_total - unseen_of_rank - i) / (unseen_total - i)
-    return 1.0 - miss
 
 
 class ExpertAgent(Agent):
@@ -61,6 +60,10 @@ class ExpertAgent(Agent):
         endgame_worlds: with two players and the stock empty, solve the rest of the hand exactly
             when at most this many hands of the other player are possible (averaging over
             them); 0 turns the exact endgame off.
+        bluff_rate: bluff variant (R29): how often it assumes a claimant without the lone
+            card's rank bluffs (see :mod:`~pisti_env.agents.bluffing`), 0..1.
+        challenge_rate: bluff variant: how often it assumes a claim is challenged although the
+            answerer's card counting says to believe it, 0..1.
     """
 
     name = "expert"
@@ -73,23 +76,37 @@ class ExpertAgent(Agent):
         point_keep: float = 0.3,
         lead_bonus: float = 0.5,
         endgame_worlds: int = 6,
+        bluff_rate: float = 0.2,
+        challenge_rate: float = 0.1,
     ) -> None:
         super().__init__(seed)
         if isinstance(endgame_worlds, bool) or not isinstance(endgame_worlds, int) or endgame_worlds < 0:
             raise ValueError(f"expert option 'endgame_worlds' must be an int >= 0, got {endgame_worlds!r}")
         self.endgame_worlds = endgame_worlds
         for key, value in (("card_weight", card_weight), ("jack_keep", jack_keep),
-                           ("point_keep", point_keep), ("lead_bonus", lead_bonus)):
+                           ("point_keep", point_keep), ("lead_bonus", lead_bonus),
+                           ("bluff_rate", bluff_rate), ("challenge_rate", challenge_rate)):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"expert option {key!r} must be a number, got {type(value).__name__} {value!r}")
+        for key, value in (("bluff_rate", bluff_rate), ("challenge_rate", challenge_rate)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"expert option {key!r} must be a probability 0..1, got {value!r}")
         self.card_weight = float(card_weight)
         self.jack_keep = float(jack_keep)
         self.point_keep = float(point_keep)
         self.lead_bonus = float(lead_bonus)
+        self.bluff_rate = float(bluff_rate)
+        self.challenge_rate = float(challenge_rate)
 
     def choose(self, view: SeatView, legal: list[int]) -> int:
-        if self.endgame_worlds and view.num_players == 2 and view.stock_size == 0 and view.pile_hidden == 0:
-            card = self._endgame(view, legal)
+        if legal[0] >= BELIEVE:  # R29: answering a claim
+            return self._answer(view)
+        cards = [a for a in legal if a < FACE_DOWN]
+        may_claim = len(cards) < len(legal)
+        # The exact endgame knows no face-down plays: with a claim possible, the rules of thumb.
+        if (self.endgame_worlds and not may_claim and view.num_players == 2 and view.stock_size == 0
+                and view.pile_hidden == 0):
+            card = self._endgame(view, cards)
             if card is not None:
                 return card
         settings = view.settings
@@ -121,37 +138,72 @@ class ExpertAgent(Agent):
             return hold_probability(unseen[rank], unseen_total, next_hand)
 
         p_jack = hold(JACK)
+
+        def capture(card: int, pisti: float, jack_cost: float = 0.0) -> float:
+            """Taking the pile with ``card`` (plus ``pisti`` points for a pişti or claim)."""
+            value = pile_value + POINTS[card] + pisti + w * (size + 1)
+            value -= jack_cost
+            if not last_card:
+                value += self.lead_bonus
+            return value
+
+        def discard(card: int) -> float:
+            """Leaving ``card`` face up on top of the pile: what the next seat may take."""
+            rank, points = RANK[card], POINTS[card]
+            if size == 0:  # a lone card: the next seat may pişti it (R13, R14)
+                if rank == JACK:
+                    p = p_jack
+                    gift = settings.double_pisti + points + 2 * w
+                else:
+                    p = hold(rank)
+                    gift = pisti_value(card, card, 1, settings, left == 2) + points + 2 * w
+            else:
+                p_rank = hold(rank) if rank != JACK else 0.0
+                gift = pile_value + points + w * (size + 2)
+                p = p_rank + (1.0 - p_rank) * (p_jack if gift >= self.jack_keep else 0.0)
+            value = sign * p * gift - self.point_keep * points
+            return value - jack_keep if rank == JACK else value
+
+        values: list[tuple[int, float]] = []
+        for card in cards:
+            if captures(card, top):
+                spent = RANK[card] == JACK and not (size == 1 and RANK[top] == JACK)
+                value = capture(card, pisti_value(card, top, size, settings, last_card), jack_keep if spent else 0.0)
+            else:
+                value = discard(card)
+            values.append((card, value))
+        if may_claim:  # R29: each card face down, claiming a pişti on the lone card
+            stake = bluff_stake(top, settings)
+            for card in cards:
+                p_challenge = challenge_probability(view, card, self.bluff_rate, self.challenge_rate)
+                if RANK[card] == RANK[top]:  # a true claim: a challenge only doubles the stake
+                    value = capture(card, stake * (1.0 + p_challenge))
+                else:  # believed: both cards and the stake; caught: 2 stakes to the answerer
+                    believed = capture(card, stake, jack_keep if RANK[card] == JACK else 0.0)
+                    caught = -2.0 * stake + discard(card)
+                    value = (1.0 - p_challenge) * believed + p_challenge * caught
+                values.append((FACE_DOWN + card, value))
         best_value = None
         best: list[int] = []
-        for card in legal:
-            rank = RANK[card]
-            points = POINTS[card]
-            if captures(card, top):
-                value = pile_value + points + pisti_value(card, top, size, settings, last_card) + w * (size + 1)
-                if rank == JACK and not (size == 1 and RANK[top] == JACK):
-                    value -= jack_keep
-                if not last_card:
-                    value += self.lead_bonus
-            else:
-                if size == 0:  # a lone card: the next seat may pişti it (R13, R14)
-                    if rank == JACK:
-                        p = p_jack
-                        gift = settings.double_pisti + points + 2 * w
-                    else:
-                        p = hold(rank)
-                        gift = pisti_value(card, card, 1, settings, left == 2) + points + 2 * w
-                else:
-                    p_rank = hold(rank) if rank != JACK else 0.0
-                    gift = pile_value + points + w * (size + 2)
-                    p = p_rank + (1.0 - p_rank) * (p_jack if gift >= self.jack_keep else 0.0)
-                value = sign * p * gift - self.point_keep * points
-                if rank == JACK:
-                    value -= jack_keep
+        for action, value in values:
             if best_value is None or value > best_value + 1e-9:
-                best_value, best = value, [card]
+                best_value, best = value, [action]
             elif value > best_value - 1e-9:
-                best.append(card)
+                best.append(action)
         return best[0] if len(best) == 1 else best[self.rng.randrange(len(best))]
+
+    def _answer(self, view: SeatView) -> int:
+        """R29: challenge when it pays in expectation, the claim's truth estimated by card
+        counting (:func:`~pisti_env.agents.bluffing.claim_true_probability`): surely a bluff
+        when every card of the rank is accounted for."""
+        _, lone = view.pending_claim
+        q = claim_true_probability(view, self.bluff_rate)
+        stake = bluff_stake(lone, view.settings)
+        known = view.claim_card
+        unseen_total = len(view.unseen)
+        hidden = POINTS[known] if known is not None else (view.unseen_points / unseen_total if unseen_total else 0.0)
+        cards = POINTS[lone] + hidden + 2 * self._card_weight(view)  # what the claimant takes
+        return CHALLENGE if challenge_pays(q, stake, cards) else BELIEVE
 
     def _endgame(self, view: SeatView, legal: list[int]) -> int | None:
         """The exact last-deal choice when the other hand is one of few possible ones, else ``None``."""
@@ -188,4 +240,5 @@ class ExpertAgent(Agent):
 
     def __repr__(self) -> str:
         return (f"ExpertAgent(card_weight={self.card_weight}, jack_keep={self.jack_keep}, "
-                f"point_keep={self.point_keep}, lead_bonus={self.lead_bonus}, endgame_worlds={self.endgame_worlds})")
+                f"point_keep={self.point_keep}, lead_bonus={self.lead_bonus}, endgame_worlds={self.endgame_worlds}, "
+                f"bluff_rate={self.bluff_rate}, challenge_rate={self.challenge_rate})")

@@ -1,5 +1,10 @@
 """``greedy``: take whenever possible, the most valuable capture first; otherwise throw the
-cheapest card."""
+cheapest card.
+
+Bluff variant (R29): greedy never plays a card face down, and believes every claim except one
+it can prove false by counting: when every card of the lone card's rank is in its own hand,
+seen face up, or among its side's captures, the face-down card cannot be of that rank.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import random
 from typing import Sequence
 
 from ..cards import JACK, POINTS, RANK
+from ..game import BELIEVE, CHALLENGE, FACE_DOWN
 from ..rules import Settings
 from .base import Agent
 from .scoring import pisti_value
@@ -74,7 +80,22 @@ class GreedyAgent(Agent):
     name = "greedy"
 
     def choose(self, view: SeatView, legal: list[int]) -> int:
+        if legal[0] >= BELIEVE:  # R29: answering a claim
+            return CHALLENGE if provably_bluff(view) else BELIEVE
+        cards = [a for a in legal if a < FACE_DOWN]  # never face down
+        if len(cards) == 1:
+            return cards[0]
         return greedy_card(
-            legal, view.pile_top, view.pile_size, view.pile_known_points, view.settings,
+            cards, view.pile_top, view.pile_size, view.pile_known_points, view.settings,
             view.cards_left_in_hand == 1, self.rng,
         )
+
+
+def provably_bluff(view: SeatView) -> bool:
+    """Whether the pending claim (R29) is surely false for the seat of ``view``: the face-down
+    card is known and not of the lone card's rank (R28), or no card of that rank is left unseen."""
+    _, lone = view.pending_claim
+    known = view.claim_card
+    if known is not None:
+        return RANK[known] != RANK[lone]
+    return view.unseen_rank_counts[RANK[lone]] == 0

@@ -6,6 +6,17 @@ rolled out to its end with a fast rollout policy; the card with the best mean sc
 (own side's hand total minus the mean of the other sides') is played. All cards are rolled out
 in the same worlds with the same rollout seeds (common random numbers), so their comparison is
 not drowned by deal luck.
+
+Bluff variant (R29). The built-in rollout policies never play face down and always believe.
+The search itself weighs both answers explicitly, since a determinized world cannot tell how
+the real answerer will behave:
+
+* a face-down play is rolled out once believed and once challenged in every world, the two
+  mixed by the chance of a challenge (:func:`~pisti_env.agents.bluffing.challenge_probability`);
+* answering a claim, half the worlds hold a true claim and half a bluff (:meth:`Game.determinize`
+  with ``claim=``), mixed by the chance that the claim is true
+  (:func:`~pisti_env.agents.bluffing.claim_true_probability`): a uniform deal of the face-down
+  card would ignore that a claimant holding the rank always claims.
 """
 
 from __future__ import annotations
@@ -14,8 +25,9 @@ import random
 from typing import Callable
 
 from ..cards import NUM_CARD_IDS, POINTS
-from ..game import Game
+from ..game import BELIEVE, CHALLENGE, FACE_DOWN, Game
 from .base import Agent
+from .bluffing import challenge_probability, claim_true_probability
 from .expert import ExpertAgent
 from .greedy import greedy_card
 from .view import SeatView
@@ -23,18 +35,29 @@ from .view import SeatView
 RolloutPolicy = Callable[[Game, random.Random], int]
 
 
-def random_rollout(game: Game, rng: random.Random) -> int:
-    """Rollout policy: a uniformly random legal card."""
+def _face_up(game: Game) -> list[int]:
+    """The legal face-up cards: rollouts never bluff (R29)."""
     legal = game.legal_actions()
+    return legal if legal[-1] < FACE_DOWN else [a for a in legal if a < FACE_DOWN]
+
+
+def random_rollout(game: Game, rng: random.Random) -> int:
+    """Rollout policy: a uniformly random legal card, face up; believes every claim (R29)."""
+    if game.claimant >= 0:
+        return BELIEVE
+    legal = _face_up(game)
     return legal[rng.randrange(len(legal))]
 
 
 def greedy_rollout(game: Game, rng: random.Random) -> int:
     """Rollout policy: :func:`~pisti_env.agents.greedy.greedy_card`, counting every pile card
-    (a rollout runs in a determinized game, where nothing is hidden any more)."""
+    (a rollout runs in a determinized game, where nothing is hidden any more); never plays
+    face down and believes every claim (R29)."""
+    if game.claimant >= 0:
+        return BELIEVE
     pile = game.pile
     return greedy_card(
-        game.legal_actions(),
+        _face_up(game),
         pile[-1] % NUM_CARD_IDS if pile else None,
         len(pile),
         sum(POINTS[p] for p in pile),
@@ -79,12 +102,21 @@ class PimcAgent(Agent):
         n: determinizations per decision (>= 1; default 64: the value differences between cards
             are small against the spread of a hand's outcome, so few worlds give noisy choices).
         rollout: the rollout policy, ``"greedy"`` (default), ``"random"`` or ``"expert"`` (slower), or a callable
-            ``(game, rng) -> card id``.
+            ``(game, rng) -> action``.
+        bluff_rate, challenge_rate: bluff variant (R29): the assumed rates of bluffing and of
+            challenging, 0..1, as for ``expert`` (see :mod:`~pisti_env.agents.bluffing`).
     """
 
     name = "pimc"
 
-    def __init__(self, seed: int | None = None, n: int = 64, rollout: str | RolloutPolicy = "greedy") -> None:
+    def __init__(
+        self,
+        seed: int | None = None,
+        n: int = 64,
+        rollout: str | RolloutPolicy = "greedy",
+        bluff_rate: float = 0.2,
+        challenge_rate: float = 0.1,
+    ) -> None:
         super().__init__(seed)
         if isinstance(n, bool) or not isinstance(n, int):
             raise TypeError(f"pimc option 'n' must be an int >= 1, got {type(n).__name__} {n!r}")
@@ -99,27 +131,80 @@ class PimcAgent(Agent):
             self.rollout_name = getattr(rollout, "__name__", "custom")
         else:
             raise TypeError(f"pimc option 'rollout' must be a name {list(ROLLOUT_POLICIES)} or a callable")
+        for key, value in (("bluff_rate", bluff_rate), ("challenge_rate", challenge_rate)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"pimc option {key!r} must be a number 0..1, got {type(value).__name__} {value!r}")
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"pimc option {key!r} must be a probability 0..1, got {value!r}")
         self.n = n
         self.rollout = rollout
+        self.bluff_rate = float(bluff_rate)
+        self.challenge_rate = float(challenge_rate)
 
     def choose(self, view: SeatView, legal: list[int]) -> int:
-        side = view.side
-        others = view.num_sides - 1
+        if legal[0] >= BELIEVE:
+            return self._answer(view, legal)
+        # R29: a face-down play is valued as believed or challenged, by the chance of each.
+        p_challenge = {a: challenge_probability(view, a - FACE_DOWN, self.bluff_rate, self.challenge_rate)
+                       for a in legal if a >= FACE_DOWN}
         totals = [0.0] * len(legal)
         rng = self.rng
-        hand_index = view.hands_completed
         for _ in range(self.n):
             world = view.determinize(rng)
             rollout_seed = rng.getrandbits(64)
-            for i, card in enumerate(legal):
-                game = world.clone() if i < len(legal) - 1 else world
-                game.step(card)
-                result = play_out_hand(game, self.rollout, random.Random(rollout_seed), hand_index)
-                own = result[side]["total"]
-                totals[i] += own - (sum(r["total"] for r in result) - own) / others
+            for i, action in enumerate(legal):
+                if action < FACE_DOWN:
+                    reuse = i == len(legal) - 1
+                    totals[i] += self._rollout(view, world, (action,), rollout_seed, reuse)
+                else:
+                    p = p_challenge[action]
+                    believed = self._rollout(view, world, (action, BELIEVE), rollout_seed, False)
+                    challenged = self._rollout(view, world, (action, CHALLENGE), rollout_seed, False)
+                    totals[i] += (1.0 - p) * believed + p * challenged
+        return self._best(legal, totals)
+
+    def _answer(self, view: SeatView, legal: list[int]) -> int:
+        """R29: believe or challenge, in worlds split between a true claim and a bluff (unless
+        the seat can tell which) and weighted by the chance that the claim is true."""
+        rng = self.rng
+        q = claim_true_probability(view, self.bluff_rate)
+        if view.claim_card is not None:
+            kinds: list[bool | None] = [None]  # the seat sees the card (R28): plain worlds
+            weights = [1.0]
+        else:
+            kinds = [kind for kind, weight in ((True, q), (False, 1.0 - q)) if weight > 0.0]
+            weights = [q if kind else 1.0 - q for kind in kinds]
+        sums = [[0.0] * len(legal) for _ in kinds]
+        counts = [0] * len(kinds)
+        for i in range(self.n):
+            k = i % len(kinds)
+            world = view.determinize(rng, claim=kinds[k])
+            rollout_seed = rng.getrandbits(64)
+            counts[k] += 1
+            for j, action in enumerate(legal):
+                sums[k][j] += self._rollout(view, world, (action,), rollout_seed, j == len(legal) - 1)
+        totals = [0.0] * len(legal)
+        for k, weight in enumerate(weights):
+            if counts[k]:
+                for j in range(len(legal)):
+                    totals[j] += weight * sums[k][j] / counts[k]
+        return self._best(legal, totals)
+
+    def _rollout(self, view: SeatView, world: Game, actions: tuple[int, ...], seed: int, reuse: bool) -> float:
+        """Play ``actions`` in (a copy of) ``world``, roll the hand out and return the seat's
+        side's total minus the mean of the others'."""
+        game = world if reuse else world.clone()
+        for action in actions:
+            game.step(action)
+        result = play_out_hand(game, self.rollout, random.Random(seed), view.hands_completed)
+        own = result[view.side]["total"]
+        return own - (sum(r["total"] for r in result) - own) / (view.num_sides - 1)
+
+    def _best(self, legal: list[int], totals: list[float]) -> int:
         best = max(totals)
         choices = [c for c, t in zip(legal, totals) if t == best]
-        return choices[0] if len(choices) == 1 else choices[rng.randrange(len(choices))]
+        return choices[0] if len(choices) == 1 else choices[self.rng.randrange(len(choices))]
 
     def __repr__(self) -> str:
-        return f"PimcAgent(n={self.n}, rollout={self.rollout_name!r})"
+        return (f"PimcAgent(n={self.n}, rollout={self.rollout_name!r}, bluff_rate={self.bluff_rate}, "
+                f"challenge_rate={self.challenge_rate})")

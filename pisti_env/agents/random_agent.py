@@ -1,4 +1,9 @@
-"""``random``: a uniformly random legal card."""
+"""``random``: a uniformly random legal action.
+
+With the bluff variant (R29) that includes the face-down plays and the answers: on a lone card
+half of its choices are face down (mostly bluffs), and it challenges half of the claims. This
+is the same policy as sampling the action mask uniformly.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from .view import SeatView
 
 
 class RandomAgent(Agent):
-    """Plays a legal card drawn uniformly from its own seeded generator.
+    """Takes a legal action drawn uniformly from its own seeded generator.
 
     Args:
         seed: seeds the generator (see :class:`~pisti_env.agents.base.Agent`).

@@ -3,8 +3,10 @@
 A :class:`SeatView` wraps a :class:`~pisti_env.game.Game` and a seat and answers only
 questions that seat could answer itself at the table (R30): its own hand, the face-up pile,
 every card shown this hand and who played it, the public counters, hand and stock sizes, the
-shown stock-bottom card (R28), the match scores and the settings. It never hands out other
-hands, the stock order or table cards the seat has not seen (R31).
+shown stock-bottom card (R28), the match scores and the settings; with the bluff variant (R29)
+also the pending claim, the record of this hand's claims and the bluff points and counts. It
+never hands out other hands, the stock order, table cards the seat has not seen or face-down
+cards other seats played and nobody has seen (R31).
 
 Building a view is cheap (two attribute stores); everything is computed on first use and
 cached, so a player pays only for what it reads. A view describes the game at the moment it
@@ -25,12 +27,20 @@ import numpy as np
 
 from ..cards import JACK, NUM_CARD_IDS, POINTS, RANK
 from ..game import (
+    BLUFF_COUNTERS,
+    FACE_DOWN,
     LOC_CAPT_HIDDEN,
+    LOC_CAPT_SHOWN,
     LOC_HAND,
     LOC_HAND_SHOWN,
+    LOC_PILE_DOWN,
+    LOC_PILE_DOWN_SHOWN,
     LOC_PILE_HIDDEN,
     LOC_PILE_JACK,
     LOC_PILE_UP,
+    LOC_STOCK_SHOWN,
+    NOBODY,
+    PLAYED_BY,
     Game,
     unknown_location_codes,
 )
@@ -38,6 +48,11 @@ from ..observation import ObservationEncoder
 from ..rules import Settings
 
 _UNKNOWN_CODES: dict[tuple[int, int], frozenset[int]] = {}
+# Location codes of cards every seat can identify (R7, R28, R30).
+_PUBLIC_CODES = frozenset(
+    [LOC_PILE_UP, LOC_PILE_JACK, LOC_STOCK_SHOWN, LOC_PILE_DOWN_SHOWN]
+    + [LOC_CAPT_SHOWN + s for s in range(6)] + [LOC_HAND_SHOWN + s for s in range(6)]
+)
 _ENCODERS: dict[Settings, ObservationEncoder] = {}
 
 
@@ -131,11 +146,65 @@ class SeatView:
 
     @cached_property
     def legal_actions(self) -> list[int]:
-        """Sorted card ids this seat may play now (R9); empty when it is not its turn."""
+        """Sorted action ids this seat may take now: card ids (R9); with the bluff variant also
+        ``52 + card id`` (face down) on a lone card, or only 104/105 (believe/challenge) when
+        answering a claim (R29). Empty when it is not its turn."""
         game = self._game
         if game.done or game.turn != self.seat:
             return []
         return game.legal_actions()
+
+    @property
+    def may_claim(self) -> bool:
+        """Whether this seat may now play a card face down claiming a pişti (R29)."""
+        legal = self.legal_actions
+        return bool(legal) and FACE_DOWN <= legal[-1] < FACE_DOWN + NUM_CARD_IDS
+
+    # ------------------------------------------------------------------ claims (R29)
+    @property
+    def pending_claim(self) -> tuple[int, int] | None:
+        """``(claimant seat, lone card id)`` of the claim waiting for an answer, or ``None``;
+        public (R30). The answering seat is :attr:`current_seat`."""
+        return self._game.pending_claim
+
+    @property
+    def claim_card(self) -> int | None:
+        """The face-down card id of the pending claim when this seat may know it: its own
+        claim, or the shown stock-bottom card played face down (R28); else ``None`` (R31)."""
+        game = self._game
+        if game.claimant < 0:
+            return None
+        loc = game.where[game.claim_card]
+        if loc == LOC_PILE_DOWN + self.seat or loc == LOC_PILE_DOWN_SHOWN:
+            return game.claim_card % NUM_CARD_IDS
+        return None
+
+    @property
+    def lone_card_seat(self) -> int | None:
+        """The seat that played the lone table card (the one that would answer a claim, R29),
+        or ``None`` when the table does not hold exactly one played card."""
+        game = self._game
+        if len(game.pile) != 1 or game.played_by[game.pile[0]] == NOBODY:
+            return None
+        return game.played_by[game.pile[0]] - PLAYED_BY
+
+    @property
+    def claims(self) -> list[tuple[int, int, int, int, int]]:
+        """This hand's answered claims, in order: ``(claimant, answerer, lone card id, 104 or
+        105, face-down card id or -1)``; the card id only where everyone knows it (challenged,
+        or the shown stock-bottom card, R28)."""
+        return list(self._game.claims)
+
+    @property
+    def bluff_points(self) -> list[int]:
+        """Bluff points received this hand per side (R29, public)."""
+        return list(self._game.bluff_points)
+
+    @property
+    def bluff_counts(self) -> dict[str, list[int]]:
+        """Per-side claim counts this hand (R29, public): ``bluff_claims``,
+        ``bluff_believed``, ``bluff_challenged_true``, ``bluff_challenged_false``."""
+        return {name: list(getattr(self._game, name)) for name in BLUFF_COUNTERS}
 
     # ------------------------------------------------------------------ the table pile
     @property
@@ -173,6 +242,22 @@ class SeatView:
         codes = _unknown_codes(self.seat, game.side_of[self.seat])
         return sorted(p % NUM_CARD_IDS for p, loc in enumerate(game.where) if loc in codes)
 
+    def unseen_count_of(self, seat: int) -> int:
+        """How many cards ``seat`` cannot identify (R31). A public number: it follows from the
+        hand sizes, the stock size, the never-turned table cards and who captured them (R8)
+        and the face-down cards not shown (R29)."""
+        game = self._game
+        codes = _unknown_codes(seat, game.side_of[seat])
+        return sum(1 for loc in game.where if loc in codes)
+
+    def unseen_known_by(self, seat: int) -> int:
+        """How many of the cards this seat cannot identify ``seat`` can: its hand, its side's
+        never-turned table captures (R8), its face-down cards (R29). A public number too."""
+        game = self._game
+        mine = _unknown_codes(self.seat, game.side_of[self.seat])
+        theirs = _unknown_codes(seat, game.side_of[seat])
+        return sum(1 for loc in game.where if loc in mine and loc not in theirs)
+
     @cached_property
     def unseen_rank_counts(self) -> list[int]:
         """For each rank (0 = A … 12 = K), how many cards of it are unseen."""
@@ -186,9 +271,21 @@ class SeatView:
         """Total points (R20) of the unseen cards."""
         return sum(POINTS[c] for c in self.unseen)
 
+    @cached_property
+    def public_rank_counts(self) -> list[int]:
+        """For each rank, how many of its cards every seat has seen and can place: face up on
+        the table or captured face up, Jacks of R7, the shown stock-bottom card (R28). What
+        another seat surely knows (it may know more: its own hand and hidden captures)."""
+        counts = [0] * 13
+        for p, loc in enumerate(self._game.where):
+            if loc in _PUBLIC_CODES:
+                counts[RANK[p]] += 1
+        return counts
+
     @property
     def history(self) -> list[tuple[int, int]]:
-        """Every card played this hand, in order, as ``(seat, card id)`` (all plays are face up)."""
+        """Every card shown this hand, in order, as ``(seat, card id)``: plays face up, and
+        face-down cards once challenged (R29); a believed face-down card never appears."""
         return list(self._game.history)
 
     @cached_property
@@ -266,7 +363,7 @@ class SeatView:
         return game.in_hands + game.stock_size
 
     # ------------------------------------------------------------------ search and encoding
-    def determinize(self, rng: random.Random | int | None = None) -> Game:
+    def determinize(self, rng: random.Random | int | None = None, *, claim: bool | None = None) -> Game:
         """A full game consistent with what this seat knows, everything else dealt at random
         (:meth:`Game.determinize`: the sample depends only on ``rng`` and on what the seat
         knows, so a search player seeded alike plays alike on the real game and on any
@@ -274,14 +371,17 @@ class SeatView:
 
         Args:
             rng: a ``random.Random`` (advanced in place), an int seed, or ``None`` (fresh entropy).
+            claim: ``True``/``False``: only worlds where the pending claim's face-down card,
+                unseen by this seat, is / is not of the lone card's rank (R29).
         """
-        return self._game.determinize(self.seat, rng)
+        return self._game.determinize(self.seat, rng, claim=claim)
 
     def observation(self) -> dict[str, np.ndarray]:
         """The environment's observation of this seat: ``{"observation": float32 vector,
-        "action_mask": int8[52]}``, exactly as ``pisti_v0`` would give it (R30)."""
+        "action_mask": int8[52]}`` (106 entries with the bluff variant, R29), exactly as
+        ``pisti_v0`` would give it (R30)."""
         game = self._game
-        mask = np.zeros(NUM_CARD_IDS, dtype=np.int8)
+        mask = np.zeros(game.num_actions, dtype=np.int8)
         legal = self.legal_actions
         if legal:
             mask[legal] = 1
