@@ -21,8 +21,14 @@ device. Torch's random generators are never used.
 
 Supported: 2, 3, 4 players, partnerships, single hands (``target=None``) and matches
 (``target``, ``win_margin``), ``double_pisti``, ``last_card_pisti``,
-``ten_diamonds_pisti_bonus``, ``show_stock_bottom``. Not supported (clear ``ValueError``):
-two decks (5–6 players) and the bluff variant.
+``ten_diamonds_pisti_bonus``, ``show_stock_bottom``, and the bluff variant (R29: ``bluff``,
+``bluff_jack_double``; 106 actions as in :mod:`pisti_env.game`). Not supported (clear
+``ValueError``): two decks (5–6 players).
+
+The bluff variant adds a pending claim to the state (``claimant``, ``claim_card``) and five
+per-side counters (the bluff rows of :class:`Row`); its logic sits behind Python-level
+``if self.settings.bluff`` tests, so a game without it runs exactly the operations it ran
+before the variant existed.
 """
 
 from __future__ import annotations
@@ -37,11 +43,19 @@ import torch
 
 from .cards import JACK, NUM_CARD_IDS, POINTS, RANK, TEN_DIAMONDS, parse_card
 from .game import (
+    BELIEVE,
+    BLUFF_COUNTERS,
+    BLUFF_STAKE,
+    CHALLENGE,
+    FACE_DOWN,
     HAND_SIZE,
+    LOC_CAPT_DOWN,
     LOC_CAPT_HIDDEN,
     LOC_CAPT_SHOWN,
     LOC_HAND,
     LOC_HAND_SHOWN,
+    LOC_PILE_DOWN,
+    LOC_PILE_DOWN_SHOWN,
     LOC_PILE_HIDDEN,
     LOC_PILE_JACK,
     LOC_PILE_UP,
@@ -57,14 +71,15 @@ from .observation import COUNT_SOURCES, ObservationEncoder
 from .rules import make_settings
 
 CODE_WIDTH = 256  # location and playing-seat codes are bytes (see pisti_env.game)
-NUM_LOCATIONS = LOC_CAPT_HIDDEN + 6  # location codes are 0..28
-NUM_CODES = NUM_LOCATIONS * CODE_WIDTH  # packed card codes: location * 256 + playing seat
+NUM_LOCATIONS = LOC_PILE_DOWN_SHOWN + 1  # location codes are 0..50 (38..50: face-down cards, R29)
+PLAIN_LOCATIONS = LOC_CAPT_HIDDEN + 6  # without the bluff variant codes stop at 28: smaller
+# tables (the observation's lookup is the hottest gather of a step, and it stays in cache)
 CODE_DTYPE = torch.int32  # codes and the indices built from them stay below 2**31; half the bytes of int64
 
 
 
 class Row(IntEnum):
-    """Rows of ``BatchState.side_counts`` (B, len(Row), sides): the per-side counters."""
+    """Rows of ``BatchState.side_counts`` (B, rows, sides): the per-side counters."""
 
     CAPTURED = 0  # cards captured this hand
     CARD_POINTS = 1  # their points (R20), hidden ones included
@@ -73,6 +88,20 @@ class Row(IntEnum):
     DOUBLE_PISTIS = 4  # double piştis this hand (R14)
     PISTI_POINTS = 5  # their points (R13-R17)
     MATCH_SCORES = 6  # totals of the finished hands of this episode (R24)
+    # The bluff variant only (R29; without it ``side_counts`` stops at MATCH_SCORES):
+    BLUFF_POINTS = 7  # bluff points received this hand (public at once, R30)
+    BLUFF_CLAIMS = 8  # claims this side made this hand
+    BLUFF_BELIEVED = 9  # ... believed
+    BLUFF_CHALLENGED_TRUE = 10  # ... challenged and true
+    BLUFF_CHALLENGED_FALSE = 11  # ... challenged and false (bluffs caught)
+
+
+PLAIN_ROWS = Row.MATCH_SCORES + 1  # rows of ``side_counts`` without the bluff variant
+# The claim block's per-side values in the order of ``ObservationEncoder._encode_bluff`` and the
+# bluff keys of ``Game.hand_scores``: the names come from the Python engine.
+BLUFF_ROWS = dict(zip(("bluff_points", *BLUFF_COUNTERS), range(Row.BLUFF_POINTS, len(Row))))
+if len(BLUFF_ROWS) != len(Row) - PLAIN_ROWS:
+    raise AssertionError("Row's bluff rows and pisti_env.game.BLUFF_COUNTERS disagree")
 
 _MASK32 = 0xFFFFFFFF
 
@@ -85,7 +114,9 @@ class BatchState:
     playing-seat code, exactly as ``Game.where`` / ``Game.played_by`` of the Python engine
     (see the ``where`` and ``played_by`` properties);
     ``deck[b]`` this hand's deck (card ids, item 0 dealt first, after the R28 cut);
-    ``side_counts[b, k, side]`` the per-side counters of :class:`Row`.
+    ``side_counts[b, k, side]`` the per-side counters of :class:`Row` (the bluff rows only with
+    the bluff variant); ``claimant``/``claim_card`` the pending claim (R29), as ``Game.claimant``
+    and ``Game.claim_card`` (always -1 without the variant).
     """
 
     code: torch.Tensor  # (B, 52) int32: location code (LOC_*) * 256 + playing-seat code
@@ -107,6 +138,8 @@ class BatchState:
     episode: torch.Tensor  # (B,) episodes started in this slot (feeds the deck hash)
     attempt: torch.Tensor  # (B,) deck draws for this hand (> 0 after a void deal, R7)
     slot: torch.Tensor  # (B,) the game's slot number 0..B-1 (feeds the deck hash)
+    claimant: torch.Tensor  # (B,) seat of the pending claim of a pişti (R29), -1: none
+    claim_card: torch.Tensor  # (B,) its face-down card id, -1: none
 
     def replace(self, **changes: torch.Tensor) -> "BatchState":
         return dataclasses.replace(self, **changes)
@@ -132,7 +165,7 @@ class BatchStep:
     """What :meth:`BatchedPisti.step` returns, for every game of the batch.
 
     ``seat``, ``observation`` and ``action_mask`` describe the seat to move next (in the new
-    episode where ``done``). ``rewards[b, s]`` is seat ``s``'s reward for this step (the AEC
+    episode where ``done``); the mask has 52 entries, or 106 with the bluff variant (R29). ``rewards[b, s]`` is seat ``s``'s reward for this step (the AEC
     env's ``rewards``). ``done``: the episode ended at this step and the game restarted.
     ``hand_over``: a hand ended at this step; ``hand_result`` then holds its per-side
     breakdown (keys of ``Game.hand_scores``). Where ``done``, ``match_scores`` and ``winner``
@@ -190,6 +223,12 @@ class BatchedPisti:
         self.num_sides = s.num_sides
         self.encoder = ObservationEncoder(s)
         self.observation_size = self.encoder.layout.size
+        self.num_actions = s.num_actions  # 52, or 106 with the bluff variant (R29)
+        num_locations = NUM_LOCATIONS if s.bluff else PLAIN_LOCATIONS
+        self._num_locations = num_locations
+        self._num_codes = num_codes = num_locations * CODE_WIDTH  # packed codes: location * 256 + seat
+        self._num_rows = len(Row) if s.bluff else PLAIN_ROWS
+        self._result_keys = _RESULT_KEYS + (tuple(BLUFF_ROWS) if s.bluff else ())
         dev = self.device
 
         def t(x: Any, dtype: torch.dtype = torch.int64) -> torch.Tensor:
@@ -204,7 +243,7 @@ class BatchedPisti:
         # Relabelling a capture or sweep (R10, R11, R19): row 0 keeps every code; row 1 + side
         # sends the pile's public cards to that side's shown captures and its never-turned
         # cards to that side's hidden ones (R8).
-        relabel = np.tile(np.arange(NUM_CODES).reshape(NUM_LOCATIONS, CODE_WIDTH), (self.num_sides + 1, 1, 1))
+        relabel = np.tile(np.arange(num_codes).reshape(num_locations, CODE_WIDTH), (self.num_sides + 1, 1, 1))
         for side in range(self.num_sides):
             relabel[1 + side, LOC_PILE_UP] += (LOC_CAPT_SHOWN + side - LOC_PILE_UP) * CODE_WIDTH
             relabel[1 + side, LOC_PILE_JACK] += (LOC_CAPT_SHOWN + side - LOC_PILE_JACK) * CODE_WIDTH
@@ -212,15 +251,15 @@ class BatchedPisti:
         self._relabel = t(relabel.reshape(-1), CODE_DTYPE)
         # The encoder's tables: a card's feature row for each observer is the sum of the rows
         # of its location code and of its playing-seat code, precomputed for every pair and
-        # flattened: entry seat * NUM_CODES + code.
-        rows = self.encoder.feature_rows[:, :NUM_LOCATIONS, None, :] + self.encoder.feature_rows[:, None, :, :]
+        # flattened: entry seat * num_codes + code.
+        rows = self.encoder.feature_rows[:, :num_locations, None, :] + self.encoder.feature_rows[:, None, :, :]
         self._feature_pairs = t(rows.reshape(-1, rows.shape[-1]), torch.float32)
         self._num_features = self.encoder.layout.num_card_features
         self._card_rows = torch.empty(batch_size * NUM_CARD_IDS, self._num_features, device=dev)
         self._pair_buffer = torch.empty(batch_size, NUM_CARD_IDS, dtype=CODE_DTYPE, device=dev)
         self._hand_feature = self.encoder.layout.feature_index["hand"]
         self._cards_size = self.encoder.layout.cards_size
-        legal = np.zeros((n, NUM_LOCATIONS, CODE_WIDTH), dtype=bool)
+        legal = np.zeros((n, num_locations, CODE_WIDTH), dtype=bool)
         for seat in range(n):
             legal[seat, [LOC_HAND + seat, LOC_HAND_SHOWN + seat]] = True
         self._legal = t(legal.reshape(-1), torch.bool)
@@ -235,7 +274,51 @@ class BatchedPisti:
         self._last_capturer_at = layout.by_name["last_capturer"].start - rest_at
         self._dealer_at = layout.by_name["dealer"].start - rest_at
         self._to_move_at = layout.by_name["to_move"].start - rest_at
+        if s.bluff:
+            self._init_claim_block(t)
+        self._init_hidden_categories(t)
         self.state: BatchState | None = None
+
+    def _init_claim_block(self, t: Any) -> None:
+        """The claim block of the observation (R29), from the encoder's own tables: where its
+        fields start (relative to the part after the card block), which absolute side feeds
+        each seat-relative entry (the inverse of ``rel_side``) and the scales."""
+        layout, S = self.encoder.layout, self.num_sides
+        rest_at = layout.cards_size
+        claimant = layout.by_name["claimant"]
+        self._claimant_at = slice(claimant.start - rest_at, claimant.stop - rest_at)
+        self._bluff_at = slice(layout.by_name["bluff_points"].start - rest_at, layout.size - rest_at)
+        self._bluff_rows = list(BLUFF_ROWS.values())
+        gather = np.zeros((self.num_players, len(BLUFF_ROWS) * S), dtype=np.int64)
+        for seat, rel in enumerate(self.encoder.rel_side):
+            for r in range(len(BLUFF_ROWS)):
+                gather[seat, r * S + rel] = r * S + np.arange(S)  # as ``block[:, rel] = values``
+        self._bluff_gather = t(gather)
+        self._bluff_scale = t(self.encoder._bluff_scale, torch.float32)  # (one definition of the scales)
+
+    def _init_hidden_categories(self, t: Any) -> None:
+        """Hidden information (for a trainer's critic only, never an observation): per observer
+        seat and location code, the category of a card the observer cannot see (R31): in the
+        hand of the next seat, ..., of the last seat (n - 1 categories), in the stock, a
+        never-turned table card (R8: still on the table or captured by another side), and with
+        the bluff variant a face-down card of another seat never shown (R29: pending or
+        believed, a partner's too, R30); the last index is "none of these"."""
+        n, S = self.num_players, self.num_sides
+        categories = n + 1 + self.settings.bluff
+        hidden = np.full((n, self._num_locations), categories, dtype=np.int64)
+        for seat in range(n):
+            for k in range(1, n):
+                other = (seat + k) % n
+                hidden[seat, [LOC_HAND + other, LOC_HAND_SHOWN + other]] = k - 1
+                if self.settings.bluff:
+                    hidden[seat, [LOC_PILE_DOWN + other, LOC_CAPT_DOWN + other]] = n + 1
+            hidden[seat, [LOC_STOCK, LOC_STOCK_SHOWN]] = n - 1
+            hidden[seat, LOC_PILE_HIDDEN] = n
+            side = self.settings.side_of(seat)
+            hidden[seat, [LOC_CAPT_HIDDEN + other for other in range(S) if other != side]] = n
+        self._hidden_category = t(hidden.reshape(-1))
+        self._hidden_ids = torch.arange(categories, device=self.device)
+        self.hidden_information_size = NUM_CARD_IDS * categories
 
     # ------------------------------------------------------------------ public API
     def reset(
@@ -266,12 +349,14 @@ class BatchedPisti:
             pile_points_public=zeros,
             pile_points_hidden=zeros,
             last_capturer=zeros - 1,
-            side_counts=torch.zeros(B, len(Row), S, dtype=torch.int64, device=dev),
+            side_counts=torch.zeros(B, self._num_rows, S, dtype=torch.int64, device=dev),
             reward_base=torch.zeros(B, S, dtype=torch.int64, device=dev),
             hands_completed=zeros,
             episode=zeros,
             attempt=zeros,
             slot=torch.arange(B, device=dev),
+            claimant=zeros - 1,
+            claim_card=zeros - 1,
         )
         everything = torch.ones(B, dtype=torch.bool, device=dev)
         state = self._start_hands(state, everything, new_episode=everything, decks=given_decks, dealers=given_dealers)
@@ -292,20 +377,22 @@ class BatchedPisti:
             rewards=torch.zeros(B, self.num_players, dtype=torch.float32, device=dev),
             done=none,
             hand_over=none,
-            hand_result={k: torch.zeros(B, S, dtype=torch.int64, device=dev) for k in _RESULT_KEYS},
+            hand_result={k: torch.zeros(B, S, dtype=torch.int64, device=dev) for k in self._result_keys},
             match_scores=state.side_counts[:, Row.MATCH_SCORES],
             winner=torch.full((B,), -1, dtype=torch.int64, device=dev),
         )
 
     def step(self, actions: torch.Tensor | Sequence[int], observation_out: torch.Tensor | None = None) -> BatchStep:
-        """Every game's seat to move plays ``actions[b]`` (a card id); see :class:`BatchStep`.
+        """Every game's seat to move takes ``actions[b]``: a card id, or with the bluff variant
+        any action id of :mod:`pisti_env.game` (R29: ``FACE_DOWN + id``, ``BELIEVE``,
+        ``CHALLENGE``); see :class:`BatchStep`.
 
         ``observation_out``: an optional (B, observation_size) float32 tensor on the engine's
         device to write the observations into (a trainer's rollout storage, say); it saves
         allocating fresh memory for them at every step, the largest single cost on a CPU.
 
-        Raises ``ValueError`` naming the first game with an illegal card (and that game's legal
-        cards); the state is then unchanged."""
+        Raises ``ValueError`` naming the first game with an illegal action (and that game's
+        legal ones); the state is then unchanged."""
         if self.state is None:
             raise ValueError("call reset() before step()")
         self.state, out = self.step_state(self.state, actions, observation_out)
@@ -318,6 +405,40 @@ class BatchedPisti:
         modified."""
         a = self._validated_actions(state, actions)
         B, dev = self.batch_size, self.device
+        if self.settings.bluff:
+            state = self._bluff_move(state, a)
+        else:
+            state = self._play_face_up(state, a)
+
+        # R18: deal again when every hand is empty; R19–R26 when the stock is empty too.
+        hands_empty = state.in_hands == 0
+        if self.settings.bluff:  # R29: a pending claim is answered before any deal or hand end
+            hands_empty = hands_empty & (state.claimant < 0)
+        need_deal = hands_empty & (state.stock_pos < NUM_CARD_IDS)
+        hand_over = hands_empty & ~need_deal
+        if bool(need_deal.any()):
+            state = self._deal(state, need_deal)
+        S = self.num_sides
+        hand_result = {k: torch.zeros(B, S, dtype=torch.int64, device=dev) for k in self._result_keys}
+        done = torch.zeros(B, dtype=torch.bool, device=dev)
+        winner = torch.full((B,), -1, dtype=torch.int64, device=dev)
+        match_scores = state.side_counts[:, Row.MATCH_SCORES]
+        if bool(hand_over.any()):
+            state = state.replace(deck=state.deck.clone())  # new hands will write decks in place
+            state, hand_result, done, winner = self._end_hands(state, hand_over)
+            match_scores = state.side_counts[:, Row.MATCH_SCORES]
+
+        rewards = self._rewards(state, done, winner)
+        state = state.replace(reward_base=state.public_total)
+        if bool(done.any()):
+            state = self._start_hands(state, done, new_episode=done)
+        return state, self._output(state, observation_out, rewards, done, hand_over, hand_result, match_scores, winner)
+
+    # ------------------------------------------------------------------ the moves
+    def _play_face_up(self, state: BatchState, a: torch.Tensor) -> BatchState:
+        """Every game's seat to move plays card ``a`` face up (R9–R17); the turn passes to the
+        next seat (the caller deals or ends the hand when the hands are empty). Returns a new
+        state whose ``code`` is the step's own copy."""
         settings = self.settings
         seat = state.turn
         side = self._side_of[seat]
@@ -354,7 +475,7 @@ class BatchedPisti:
         code = state.code.clone()
         takers = capture.nonzero().squeeze(1)
         if takers.numel():
-            relabel = ((side[takers] + 1) * NUM_CODES)[:, None] + code[takers]
+            relabel = ((side[takers] + 1) * self._num_codes)[:, None] + code[takers]
             code[takers] = self._relabel.index_select(0, relabel.view(-1)).view(-1, NUM_CARD_IDS)
         location = torch.where(capture, LOC_CAPT_SHOWN + side, LOC_PILE_UP)
         code[self._rows, a] = (location * CODE_WIDTH + PLAYED_BY + seat).to(CODE_DTYPE)
@@ -374,7 +495,9 @@ class BatchedPisti:
             ],
             1,
         )
-        state = state.replace(
+        if self._num_rows > PLAIN_ROWS:  # the bluff rows: a face-up play leaves them alone
+            deltas = torch.nn.functional.pad(deltas, (0, self._num_rows - PLAIN_ROWS))
+        return state.replace(
             code=code,
             in_hands=in_hands,
             hand_sizes=state.hand_sizes - seat_onehot,
@@ -388,27 +511,112 @@ class BatchedPisti:
             turn=(seat + 1) % self.num_players,
         )
 
-        # R18: deal again when every hand is empty; R19–R26 when the stock is empty too.
-        hands_empty = in_hands == 0
-        need_deal = hands_empty & (state.stock_pos < NUM_CARD_IDS)
-        hand_over = hands_empty & ~need_deal
-        if bool(need_deal.any()):
-            state = self._deal(state, need_deal)
-        S = self.num_sides
-        hand_result = {k: torch.zeros(B, S, dtype=torch.int64, device=dev) for k in _RESULT_KEYS}
-        done = torch.zeros(B, dtype=torch.bool, device=dev)
-        winner = torch.full((B,), -1, dtype=torch.int64, device=dev)
-        match_scores = state.side_counts[:, Row.MATCH_SCORES]
-        if bool(hand_over.any()):
-            state = state.replace(deck=state.deck.clone())  # new hands will write decks in place
-            state, hand_result, done, winner = self._end_hands(state, hand_over)
-            match_scores = state.side_counts[:, Row.MATCH_SCORES]
+    def _bluff_move(self, state: BatchState, a: torch.Tensor) -> BatchState:
+        """R29: each game takes its own kind of action: a face-up card (``a`` < 52), a face-down
+        one (52–103) or an answer (104, 105). Each kind is computed for the whole batch and
+        kept where it was taken; the kinds nobody took are skipped."""
+        card = a % FACE_DOWN  # the card played, face up or down (meaningless for an answer)
+        moved = self._play_face_up(state, card)
+        face_down = (a >= FACE_DOWN) & (a < BELIEVE)
+        if bool(face_down.any()):
+            moved = _select(face_down, self._play_face_down(state, card), moved)
+        answer = a >= BELIEVE
+        if bool(answer.any()):
+            moved = _select(answer, self._answer_claim(state, a == CHALLENGE), moved)
+        return moved
 
-        rewards = self._rewards(state, done, winner)
-        state = state.replace(reward_base=state.public_total)
-        if bool(done.any()):
-            state = self._start_hands(state, done, new_episode=done)
-        return state, self._output(state, observation_out, rewards, done, hand_over, hand_result, match_scores, winner)
+    def _play_face_down(self, state: BatchState, card: torch.Tensor) -> BatchState:
+        """R29: the seat to move plays ``card`` face down on the lone card, claiming a pişti;
+        the seat that played the lone card answers next. The card is known to its player only
+        (``LOC_PILE_DOWN + seat``), or to everyone if it is the shown stock bottom (R28), and
+        its playing-seat code stays NOBODY until it is shown."""
+        seat, rows = state.turn, self._rows
+        code = state.code.clone()
+        held_shown = code[rows, card] // CODE_WIDTH == LOC_HAND_SHOWN + seat  # R28
+        location = torch.where(held_shown, LOC_PILE_DOWN_SHOWN, LOC_PILE_DOWN + seat)
+        code[rows, card] = (location * CODE_WIDTH + NOBODY).to(CODE_DTYPE)
+        lone_player = (state.code[rows, state.top] % CODE_WIDTH).long() - PLAYED_BY
+        claims = self._deltas({Row.BLUFF_CLAIMS: torch.ones_like(seat)})
+        return state.replace(
+            code=code,
+            in_hands=state.in_hands - 1,
+            hand_sizes=state.hand_sizes - (seat[:, None] == self._seat_ids).long(),
+            side_counts=state.side_counts + self._to_side(claims, self._side_of[seat]),
+            claimant=seat,
+            claim_card=card,
+            turn=lone_player,
+        )
+
+    def _answer_claim(self, state: BatchState, challenge: torch.Tensor) -> BatchState:
+        """R29: the seat to move believes (``challenge`` False) or challenges the pending claim;
+        scored as ``Game._answer``. Then the seat after the claimant moves (the caller deals or
+        ends the hand when the hands are empty). Rows without a claim compute garbage that the
+        caller drops."""
+        rows = self._rows
+        claimant, card, lone = state.claimant.clamp(min=0), state.claim_card.clamp(min=0), state.top
+        side = self._side_of[claimant]
+        stake = torch.full_like(lone, BLUFF_STAKE)
+        if self.settings.bluff_jack_double:  # house rule: 20 / 40 / 40 on a lone Jack
+            stake = stake * (1 + (self._rank[lone] == JACK))
+        true_claim = self._rank[card] == self._rank[lone]  # a Jack on a lone non-Jack is a bluff
+        taken = ~challenge | true_claim  # believed or proven: both cards to the claimant's side
+        caught = ~taken  # both cards stay, the shown card on top
+        code = state.code.clone()
+        card_code = code[rows, card]
+        # Everyone sees the card once challenged; a believed one stays hidden unless it is the
+        # shown stock bottom (R28, R30).
+        public_card = challenge | (card_code // CODE_WIDTH == LOC_PILE_DOWN_SHOWN)
+        location = torch.where(
+            caught, LOC_PILE_UP, torch.where(public_card, LOC_CAPT_SHOWN + side, LOC_CAPT_DOWN + claimant)
+        )
+        played_by = torch.where(challenge, PLAYED_BY + claimant, NOBODY)
+        code[rows, card] = (location * CODE_WIDTH + played_by).to(CODE_DTYPE)
+        lone_code = code[rows, lone]
+        captured_lone = self._relabel[(side + 1) * self._num_codes + lone_code]  # a capture (R19)
+        code[rows, lone] = torch.where(taken, captured_lone, lone_code)
+
+        lone_points, card_points = self._points[lone], self._points[card]
+        own_bluff = stake * torch.where(challenge, 2, 1) * taken
+        their_bluff = 2 * stake * caught  # the challenger's side alone (R29)
+        public = (lone_points + card_points * public_card) * taken
+        claim_rows = self._deltas(
+            {
+                Row.CAPTURED: 2 * taken,
+                Row.CARD_POINTS: (lone_points + card_points) * taken,
+                Row.PUBLIC_POINTS: public + own_bluff,
+                Row.PISTIS: taken,  # a believed or proven claim counts as a pişti
+                Row.BLUFF_POINTS: own_bluff,
+                Row.BLUFF_BELIEVED: ~challenge,
+                Row.BLUFF_CHALLENGED_TRUE: challenge & true_claim,
+                Row.BLUFF_CHALLENGED_FALSE: caught,
+            }
+        )
+        answer_rows = self._deltas({Row.PUBLIC_POINTS: their_bluff, Row.BLUFF_POINTS: their_bluff})
+        answerer_side = self._side_of[state.turn]
+        counts = state.side_counts + self._to_side(claim_rows, side) + self._to_side(answer_rows, answerer_side)
+        none = torch.full_like(claimant, -1)
+        return state.replace(
+            code=code,
+            top=torch.where(taken, lone, card),
+            pile_size=torch.where(taken, 0, state.pile_size + 1),
+            pile_hidden=torch.where(taken, 0, state.pile_hidden),
+            pile_points_public=torch.where(taken, 0, state.pile_points_public + card_points),
+            pile_points_hidden=torch.where(taken, 0, state.pile_points_hidden),
+            last_capturer=torch.where(taken, side, state.last_capturer),
+            side_counts=counts,
+            claimant=none,
+            claim_card=none,
+            turn=(claimant + 1) % self.num_players,
+        )
+
+    def _deltas(self, rows: dict[Row, torch.Tensor]) -> torch.Tensor:
+        """(B, rows of ``side_counts``) counter changes: the given rows, zero elsewhere."""
+        zero = torch.zeros(self.batch_size, dtype=torch.int64, device=self.device)
+        return torch.stack([rows.get(Row(r), zero).long() for r in range(self._num_rows)], 1)
+
+    def _to_side(self, deltas: torch.Tensor, side: torch.Tensor) -> torch.Tensor:
+        """(B, rows, S): per-game counter changes ``deltas`` (B, rows) credited to ``side``."""
+        return deltas[:, :, None] * (side[:, None] == self._side_ids).long()[:, None, :]
 
     # ------------------------------------------------------------------ rules pieces
     def _deal(self, state: BatchState, mask: torch.Tensor) -> BatchState:
@@ -463,7 +671,7 @@ class BatchedPisti:
         taker = torch.where(state.last_capturer >= 0, state.last_capturer, self._side_of[state.dealer])
         sweep = state.pile_size > 0
         taker_onehot = (taker[:, None] == self._side_ids) * sweep[:, None]  # (k, S)
-        code = self._relabel.index_select(0, (((taker + 1) * sweep)[:, None] * NUM_CODES + state.code).view(-1))
+        code = self._relabel.index_select(0, (((taker + 1) * sweep)[:, None] * self._num_codes + state.code).view(-1))
         counts = state.side_counts.clone()
         counts[:, Row.CAPTURED] += taker_onehot * state.pile_size[:, None]
         counts[:, Row.CARD_POINTS] += taker_onehot * (state.pile_points_public + state.pile_points_hidden)[:, None]
@@ -473,6 +681,8 @@ class BatchedPisti:
         is_best = cards == cards.max(1, keepdim=True).values
         majority = is_best * (is_best.sum(1, keepdim=True) == 1) * MAJORITY_POINTS
         total = counts[:, Row.CARD_POINTS] + majority + counts[:, Row.PISTI_POINTS]
+        if settings.bluff:  # R22: every bluff point received counts too
+            total = total + counts[:, Row.BLUFF_POINTS]
         hand_result = {
             "cards": cards,
             "card_points": counts[:, Row.CARD_POINTS],
@@ -482,6 +692,8 @@ class BatchedPisti:
             "pisti_points": counts[:, Row.PISTI_POINTS],
             "total": total,
         }
+        if settings.bluff:  # the bluff keys of Game.hand_scores (R29)
+            hand_result.update({name: counts[:, row] for name, row in BLUFF_ROWS.items()})
         # The hand folds into the match total, all of it public now (R30): public_total stays
         # "match total + this hand's public points", as Game.public_total.
         counts[:, Row.MATCH_SCORES] += total
@@ -682,20 +894,39 @@ class BatchedPisti:
         if not isinstance(actions, torch.Tensor):
             actions = torch.as_tensor(np.asarray(actions))
         if actions.dtype.is_floating_point or actions.dtype == torch.bool or actions.is_complex():
-            raise TypeError(f"actions must be an integer tensor of card ids, got dtype {actions.dtype}")
+            what = "action ids" if self.settings.bluff else "card ids"
+            raise TypeError(f"actions must be an integer tensor of {what}, got dtype {actions.dtype}")
         if actions.shape != (self.batch_size,):
             raise ValueError(f"actions must have shape ({self.batch_size},), got {tuple(actions.shape)}")
         a = actions.to(device=self.device, dtype=torch.int64)
+        if self.settings.bluff:
+            return self._validated_bluff_actions(state, a)
         in_range = (a >= 0) & (a < NUM_CARD_IDS)
         code = state.code.gather(1, a.clamp(0, NUM_CARD_IDS - 1)[:, None]).squeeze(1)
-        legal = in_range & self._legal[state.turn * NUM_CODES + code]
+        legal = in_range & self._legal[state.turn * self._num_codes + code]
         if not bool(legal.all()):
             b = int((~legal).nonzero()[0, 0])
             seat = int(state.turn[b])
-            held = self._legal[seat * NUM_CODES + state.code[b]].nonzero().squeeze(1).tolist()
+            held = self._legal[seat * self._num_codes + state.code[b]].nonzero().squeeze(1).tolist()
             raise ValueError(
                 f"illegal action {int(a[b])} in game {b}: seat {seat} may play only {held} "
                 f"(card ids 0..51 held in its hand)"
+            )
+        return a
+
+    def _validated_bluff_actions(self, state: BatchState, a: torch.Tensor) -> torch.Tensor:
+        """R29: ``a`` must be legal in the 106-action mask of each game."""
+        in_range = (a >= 0) & (a < self.num_actions)
+        mask = self.action_mask(state)
+        legal = in_range & mask.gather(1, a.clamp(0, self.num_actions - 1)[:, None]).squeeze(1)
+        if not bool(legal.all()):
+            b = int((~legal).nonzero()[0, 0])
+            seat = int(state.turn[b])
+            allowed = mask[b].nonzero().squeeze(1).tolist()
+            raise ValueError(
+                f"illegal action {int(a[b])} in game {b}: seat {seat} may take only {allowed} (R29: card ids "
+                f"0..51 face up, 52 + card id face down on a lone table card, 104 believe and 105 challenge "
+                f"a pending claim)"
             )
         return a
 
@@ -714,10 +945,13 @@ class BatchedPisti:
         observation = self.observe(state, out=observation_out)
         # The mover's legal cards (R9) are its hand: the "hand" feature of its observation.
         hand = observation[:, self._hand_feature : self._cards_size : self._num_features]
+        mask = hand > 0
+        if self.settings.bluff:
+            mask = self._bluff_mask(state, mask)
         return BatchStep(
             seat=state.turn,
             observation=observation,
-            action_mask=hand > 0,
+            action_mask=mask,
             rewards=rewards,
             done=done,
             hand_over=hand_over,
@@ -727,9 +961,31 @@ class BatchedPisti:
         )
 
     def action_mask(self, state: BatchState) -> torch.Tensor:
-        """(B, 52) bool: the cards the seat to move holds (R9)."""
-        index = (state.turn * NUM_CODES)[:, None] + state.code
-        return self._legal.index_select(0, index.view(-1)).view(self.batch_size, NUM_CARD_IDS)
+        """(B, 52) bool: the cards the seat to move holds (R9); with the bluff variant (B, 106),
+        see :meth:`_bluff_mask`."""
+        index = (state.turn * self._num_codes)[:, None] + state.code
+        held = self._legal.index_select(0, index.view(-1)).view(self.batch_size, NUM_CARD_IDS)
+        return self._bluff_mask(state, held) if self.settings.bluff else held
+
+    def _bluff_mask(self, state: BatchState, held: torch.Tensor) -> torch.Tensor:
+        """(B, 106) bool, R29: the ``held`` cards face up, and face down where a claim is
+        allowed; only believe and challenge while a claim waits for its answer."""
+        pending = state.claimant >= 0
+        face_up = held & ~pending[:, None]
+        face_down = held & self._may_claim(state)[:, None]
+        return torch.cat([face_up, face_down, pending[:, None].expand(-1, CHALLENGE - BELIEVE + 1)], 1)
+
+    def _may_claim(self, state: BatchState) -> torch.Tensor:
+        """(B,) bool, R29 as ``Game._may_claim``: exactly one card on the table, played face up
+        by another side, no claim pending; with ``last_card_pisti=False`` not on the hand's
+        very last card (R16)."""
+        lone_by = (state.code.gather(1, state.top[:, None]).squeeze(1) % CODE_WIDTH).long()
+        lone_player = (lone_by - PLAYED_BY).clamp(0, self.num_players - 1)
+        other_side = self._side_of[lone_player] != self._side_of[state.turn]
+        may = (state.claimant < 0) & (state.pile_size == 1) & (lone_by != NOBODY) & other_side
+        if not self.settings.last_card_pisti:
+            may = may & ~((state.in_hands == 1) & (state.stock_pos == NUM_CARD_IDS))
+        return may
 
     def observe(
         self, state: BatchState, seat: torch.Tensor | None = None, out: torch.Tensor | None = None
@@ -747,7 +1003,7 @@ class BatchedPisti:
         if seat is None:
             seat = state.turn
         # Card block: each card's (location, playing seat) pair selects its feature row.
-        pair = torch.add(state.code, (seat * NUM_CODES).to(CODE_DTYPE)[:, None], out=self._pair_buffer)
+        pair = torch.add(state.code, (seat * self._num_codes).to(CODE_DTYPE)[:, None], out=self._pair_buffer)
         k = self._num_features
         # (Into a buffer kept between calls: fresh memory of this size costs more than the copy.)
         rows_of_features = torch.index_select(self._feature_pairs, 0, pair.view(-1), out=self._card_rows)
@@ -778,12 +1034,47 @@ class BatchedPisti:
         obs[rows, at + self._last_capturer_at + last] = 1.0
         obs[rows, at + self._dealer_at + (state.dealer - seat) % n] = 1.0
         obs[rows, at + self._to_move_at + (state.turn - seat) % n] = 1.0
+        if self.settings.bluff:
+            self._observe_claims(state, seat, rest)
         return obs
+
+    def _observe_claims(self, state: BatchState, seat: torch.Tensor, rest: torch.Tensor) -> None:
+        """The claim block (R29, R30), as ``ObservationEncoder._encode_bluff``: the pending
+        claim's seat (one-hot, seat-relative; all 0 when none), then each side's bluff points and
+        claim counters in seat-relative side order, scaled by the encoder's scales. Written into
+        ``rest``, the observation after its card block."""
+        claim = ((state.claimant - seat) % self.num_players)[:, None] == self._seat_ids
+        rest[:, self._claimant_at] = (claim & (state.claimant >= 0)[:, None]).float()
+        values = state.side_counts[:, self._bluff_rows].reshape(self.batch_size, -1).float()
+        rest[:, self._bluff_at] = values.gather(1, self._bluff_gather[seat]) * self._bluff_scale
+
+    def hidden_information(self, state: BatchState, seat: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, 52 * (n + 1)) float (52 * (n + 2) with the bluff variant): for each card,
+        one-hot, whether it lies in the hand of the seat 1, ..., n - 1 places after ``seat``
+        (default: the seat to move), in the stock, face down from the deal (R8: on the table or
+        captured by another side), or (bluff variant) face down from another seat's claim,
+        pending or believed (R29). Exactly what ``seat`` may NOT know (R30–R31): for a
+        trainer's value network only; a policy must never read it."""
+        if seat is None:
+            seat = state.turn
+        where = torch.div(state.code, CODE_WIDTH, rounding_mode="floor").long()
+        category = self._hidden_category[(seat * self._num_locations)[:, None] + where]  # (B, 52)
+        return (category[:, :, None] == self._hidden_ids).float().view(self.batch_size, self.hidden_information_size)
 
 
 # (B, 52) fields a step copies once and then updates in place (cheaper than a copy per change).
 _OWNED = ("code", "deck")
 _RESULT_KEYS = ("cards", "card_points", "majority", "pisti", "double_pisti", "pisti_points", "total")
+
+
+def _select(mask: torch.Tensor, chosen: BatchState, other: BatchState) -> BatchState:
+    """Field by field, the games of ``chosen`` where ``mask`` and of ``other`` elsewhere (a
+    field both hold as the same tensor is kept as it is)."""
+    fields = {}
+    for f in dataclasses.fields(BatchState):
+        x, y = getattr(chosen, f.name), getattr(other, f.name)
+        fields[f.name] = x if x is y else torch.where(mask.view(-1, *(1,) * (x.dim() - 1)), x, y)
+    return BatchState(**fields)
 
 
 def _take(state: BatchState, idx: torch.Tensor) -> BatchState:

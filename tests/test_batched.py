@@ -2,22 +2,26 @@
 
 The differential tests run thousands of random games: each slot of the batch is mirrored by a
 ``pisti_env.raw_env`` dealt the same deck by the same dealer and fed the same random legal
-cards; at every step the seat to move, the action mask, the observation (byte for byte), every
-seat's reward, the done flags, the hand results and the engine states (``where``/``played_by``)
-must agree.
+actions (with the bluff variant, R29, face-down plays, believes and challenges too); at every
+step the seat to move, the action mask, the observation (byte for byte), every seat's reward,
+the done flags, the hand results and the engine states (``where``/``played_by``, the pending
+claim) must agree.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
 import torch
 
 import pisti_env
-from pisti_env.batched import BatchedPisti, BatchState
+from pisti_env.batched import BatchedPisti, BatchState, BatchStep
+from pisti_env.cards import JACK
+from pisti_env.game import BELIEVE, CHALLENGE, FACE_DOWN, LOC_CAPT_DOWN, LOC_HAND, LOC_PILE_DOWN, LOC_PILE_DOWN_SHOWN
 
 SETTINGS = [
     pytest.param(dict(num_players=2, target=None), 400, id="2p-hand"),
@@ -35,6 +39,35 @@ SETTINGS = [
     pytest.param(dict(num_players=4, target=61, win_margin=2), 40, id="4p-match-margin"),
     pytest.param(dict(num_players=3, target=41, reward="win"), 60, id="3p-match-win-reward"),
     pytest.param(dict(num_players=2, target=None, reward="win"), 200, id="2p-hand-win-reward"),
+]
+
+# The bluff variant (R29), under the same differential test; random legal play makes face-down
+# plays, believes and challenges (``test_batched_engine_matches_python_engine_with_bluffs``
+# checks that each happened, and that claims were found both true and false).
+BLUFF_SETTINGS = [
+    pytest.param(dict(num_players=2, target=None, bluff=True), 300, id="2p-bluff-hand"),
+    pytest.param(dict(num_players=3, target=None, bluff=True, bluff_jack_double=True), 200, id="3p-bluff-jack-double"),
+    pytest.param(dict(num_players=4, target=None, bluff=True), 200, id="4p-partners-bluff"),
+    pytest.param(
+        dict(num_players=4, partnerships=False, target=None, bluff=True, bluff_jack_double=True),
+        150,
+        id="4p-solo-bluff-jack-double",
+    ),
+    pytest.param(
+        dict(num_players=2, target=None, bluff=True, bluff_jack_double=True, last_card_pisti=False,
+             show_stock_bottom=True, double_pisti=10, ten_diamonds_pisti_bonus=3),
+        300,
+        id="2p-bluff-variants",
+    ),
+    pytest.param(
+        dict(num_players=3, target=None, bluff=True, show_stock_bottom=True, last_card_pisti=False, double_pisti=0),
+        200,
+        id="3p-bluff-variants",
+    ),
+    pytest.param(dict(num_players=4, target=None, bluff=True, show_stock_bottom=True), 150, id="4p-bluff-stock-bottom"),
+    pytest.param(dict(num_players=2, target=51, bluff=True, bluff_jack_double=True), 60, id="2p-bluff-match-51"),
+    pytest.param(dict(num_players=4, target=61, win_margin=2, bluff=True), 30, id="4p-bluff-match-margin"),
+    pytest.param(dict(num_players=3, target=41, reward="win", bluff=True), 40, id="3p-bluff-match-win-reward"),
 ]
 
 
@@ -66,22 +99,27 @@ def check_same(engine: BatchedPisti, out, envs: list, step: int) -> None:
         assert int(out.seat[b]) == game.turn, (step, b)
         assert np.array_equal(state.where[b].numpy(), where), (step, b)
         assert np.array_equal(state.played_by[b].numpy(), played_by), (step, b)
+        assert (int(state.claimant[b]), int(state.claim_card[b])) == (game.claimant, game.claim_card), (step, b)
         obs = env.observe(env.agent_selection)
         assert np.array_equal(obs["action_mask"].astype(bool), out.action_mask[b].numpy()), (step, b)
         assert obs["observation"].tobytes() == out.observation[b].numpy().tobytes(), (step, b)
 
 
-def run_differential(settings: dict, episodes: int, batch: int = 24, seed: int = 0) -> int:
+def run_differential(settings: dict, episodes: int, batch: int = 24, seed: int = 0, seen: Counter | None = None) -> int:
+    """Plays until ``episodes`` episodes finished; returns how many did. ``seen`` (optional)
+    counts what random play met: actions by kind, claim outcomes, the R28 card face down."""
     kw = dict(settings)
     engine = BatchedPisti(batch, seed=seed, **kw)
     out = engine.reset()
     envs = [mirror_env(engine, b, kw) for b in range(batch)]
     rng = np.random.default_rng(seed)
+    seen = Counter() if seen is None else seen
     finished = 0
     step = 0
     while finished < episodes:
         check_same(engine, out, envs, step)
         actions = [int(rng.choice(np.flatnonzero(out.action_mask[b].numpy()))) for b in range(batch)]
+        count_what_is_played(engine.state, actions, seen)
         out = engine.step(torch.tensor(actions))
         for b, env in enumerate(envs):
             if bool(out.hand_over[b]) and not bool(out.done[b]):
@@ -95,8 +133,11 @@ def run_differential(settings: dict, episodes: int, batch: int = 24, seed: int =
             assert bool(out.hand_over[b]) == (game.hands_completed > hands_before), (step, b)
             if bool(out.hand_over[b]):
                 result = game.last_hand_result
+                assert set(result[0]) == set(out.hand_result), (step, b)
                 for key in result[0]:
                     assert [r[key] for r in result] == out.hand_result[key][b].tolist(), (step, b, key)
+                    if key.startswith("bluff_challenged"):
+                        seen[key] += sum(r[key] for r in result)
             if bool(out.done[b]):
                 assert out.match_scores[b].tolist() == game.match_scores
                 assert int(out.winner[b]) == (-1 if game.winner is None else game.winner)
@@ -106,9 +147,44 @@ def run_differential(settings: dict, episodes: int, batch: int = 24, seed: int =
     return finished
 
 
+def action_kind(action: int) -> str:
+    if action < FACE_DOWN:
+        return "face up"
+    return {BELIEVE: "believe", CHALLENGE: "challenge"}.get(action, "face down")
+
+
+def count_what_is_played(state: BatchState, actions: list[int], seen: Counter) -> None:
+    seen.update(action_kind(a) for a in actions)
+    seen["stock bottom face down"] += int((state.where == LOC_PILE_DOWN_SHOWN).sum())
+    for b, a in enumerate(actions):
+        if action_kind(a) == "face down":
+            seen["claim on a lone Jack"] += int(state.top[b]) % 13 == JACK
+            seen["claim with the hand's last card"] += int(state.in_hands[b]) == 1 and int(state.stock_pos[b]) == 52
+
+
 @pytest.mark.parametrize("settings, episodes", SETTINGS)
 def test_batched_engine_matches_python_engine(settings, episodes):
-    assert run_differential(settings, episodes) >= episodes
+    seen = Counter()
+    assert run_differential(settings, episodes, seen=seen) >= episodes
+    assert set(seen) - {"stock bottom face down"} == {"face up"}
+
+
+@pytest.mark.parametrize("settings, episodes", BLUFF_SETTINGS)
+def test_batched_engine_matches_python_engine_with_bluffs(settings, episodes):
+    """R29: the same game for game comparison, face-down plays and answers included."""
+    seen = Counter()
+    assert run_differential(settings, episodes, seen=seen) >= episodes
+    for kind in ("face up", "face down", "believe", "challenge", "bluff_challenged_true", "bluff_challenged_false"):
+        assert seen[kind] > 0, (kind, seen)
+    # Every claim is answered (some may still wait when the run stops: at most one per game).
+    assert 0 <= seen["face down"] - seen["believe"] - seen["challenge"] <= 24
+    assert seen["claim on a lone Jack"] > 0, seen  # bluff_jack_double's stakes (R29)
+    if settings.get("show_stock_bottom"):  # R28: the shown card played face down stays known
+        assert seen["stock bottom face down"] > 0, seen
+    if settings.get("last_card_pisti", True):  # a last-card claim is answered before the hand ends
+        assert seen["claim with the hand's last card"] > 0, seen
+    else:  # R16, R29: never with last_card_pisti=False
+        assert seen["claim with the hand's last card"] == 0, seen
 
 
 def test_hand_over_flags_every_hand_end_in_match_play():
@@ -180,12 +256,8 @@ def test_decks_are_uniform_enough_and_dealers_vary():
     assert abs(int(dealers[0]) - 1000) < 150
 
 
-def test_step_state_is_pure():
-    engine = BatchedPisti(6, seed=2, num_players=4, target=61)
-    out = engine.reset()
-    state = engine.state
+def check_pure_step(engine: BatchedPisti, state: BatchState, actions: torch.Tensor) -> None:
     before = {f.name: getattr(state, f.name).clone() for f in dataclasses.fields(BatchState)}
-    actions = random_legal(out.action_mask, [random.Random(i) for i in range(6)])
     new_state, _ = engine.step_state(state, actions)
     for f in dataclasses.fields(BatchState):
         assert torch.equal(getattr(state, f.name), before[f.name]), f.name
@@ -193,6 +265,27 @@ def test_step_state_is_pure():
     again, _ = engine.step_state(state, actions)
     for f in dataclasses.fields(BatchState):
         assert torch.equal(getattr(new_state, f.name), getattr(again, f.name)), f.name
+
+
+def test_step_state_is_pure():
+    engine = BatchedPisti(6, seed=2, num_players=4, target=61)
+    out = engine.reset()
+    check_pure_step(engine, engine.state, random_legal(out.action_mask, [random.Random(i) for i in range(6)]))
+
+
+def test_R29_step_state_is_pure_with_face_down_plays_and_answers():
+    """Steps that mix face-up plays, face-down plays and answers, and end hands, leave their
+    input state untouched."""
+    engine = BatchedPisti(32, seed=2, num_players=2, target=51, bluff=True, show_stock_bottom=True)
+    out = engine.reset()
+    rngs = [random.Random(i) for i in range(32)]
+    kinds = set()
+    for _ in range(200):
+        actions = random_legal(out.action_mask, rngs)
+        kinds.update(action_kind(int(a)) for a in actions)
+        check_pure_step(engine, engine.state, actions)
+        out = engine.step(actions)
+    assert kinds == {"face up", "face down", "believe", "challenge"}
 
 
 def test_given_decks_and_dealers_are_dealt_as_in_the_python_engine():
@@ -247,11 +340,96 @@ def test_illegal_action_raises_and_changes_nothing():
     engine.step(actions)  # and the engine still plays
 
 
+def claim_pending(engine: BatchedPisti, seed: int = 0) -> BatchStep:
+    """Random legal play, game 0 claiming a pişti as soon as it may, until game 0 has a claim
+    waiting for its answer."""
+    rng = random.Random(seed)
+    out = engine.reset()
+    for _ in range(2000):
+        if int(engine.state.claimant[0]) >= 0:
+            return out
+        choice = [rng.choice(np.flatnonzero(m.numpy()).tolist()) for m in out.action_mask]
+        if out.action_mask[0, FACE_DOWN:BELIEVE].any():
+            choice[0] = FACE_DOWN + int(np.flatnonzero(out.action_mask[0, FACE_DOWN:BELIEVE].numpy())[0])
+        out = engine.step(torch.tensor(choice))
+    raise AssertionError("no claim in 2000 steps")
+
+
+def test_R29_illegal_bluff_actions_raise_and_change_nothing():
+    engine = BatchedPisti(3, seed=1, num_players=2, target=None, bluff=True)
+    out = engine.reset()
+    assert out.action_mask.shape == (3, 106)
+    assert not out.action_mask[:, FACE_DOWN:].any()  # four cards on the table: no claim (R29)
+    before = engine.state
+    good = random_legal(out.action_mask, [random.Random(i) for i in range(3)])
+    for bad, message in [
+        (FACE_DOWN + int(good[1]), r"illegal action \d+ in game 1: seat \d may take only \[\d+, \d+, \d+, \d+\] \(R29"),
+        (BELIEVE, "illegal action 104 in game 1"),
+        (CHALLENGE, "illegal action 105 in game 1"),
+        (106, "illegal action 106 in game 1"),
+        (-1, "illegal action -1 in game 1"),
+    ]:
+        actions = good.clone()
+        actions[1] = bad
+        with pytest.raises(ValueError, match=message):
+            engine.step(actions)
+        assert engine.state is before
+    with pytest.raises(TypeError, match="integer tensor of action ids"):
+        engine.step(good.float())
+
+    out = claim_pending(engine)  # game 0 must answer: only 104 and 105
+    assert torch.nonzero(out.action_mask[0]).squeeze(1).tolist() == [BELIEVE, CHALLENGE]
+    before = engine.state
+    seat = int(engine.state.turn[0])
+    in_hand = (engine.state.where[0] == LOC_HAND + seat).nonzero().squeeze(1).tolist()
+    held = in_hand[0] if in_hand else 0  # a card it holds (none left after a claim on the last card)
+    actions = random_legal(out.action_mask, [random.Random(i) for i in range(3)])
+    for bad in (held, FACE_DOWN + held):
+        actions[0] = bad
+        with pytest.raises(ValueError, match=rf"illegal action {bad} in game 0: seat \d may take only \[104, 105\]"):
+            engine.step(actions)
+        assert engine.state is before
+    actions[0] = CHALLENGE
+    engine.step(actions)  # and the engine still plays
+    assert int(engine.state.claimant[0]) == -1
+
+
+def test_R29_hidden_information_covers_what_the_seat_cannot_see_face_down_cards_included():
+    """R30–R31 with the bluff variant: n + 2 categories; together they mark exactly the cards
+    the seat's observation marks unseen (another seat's face-down cards in the last category,
+    a partner's believed ones too); the sizes without the variant stay 52 * (n + 1)."""
+    engine = BatchedPisti(48, seed=5, num_players=4, target=None, bluff=True)
+    n = engine.num_players
+    assert engine.hidden_information_size == 52 * (n + 2)
+    assert BatchedPisti(2, num_players=4).hidden_information_size == 52 * (n + 1)
+    unseen_feature = engine.encoder.layout["unseen"]
+    out = engine.reset()
+    rngs = [random.Random(i) for i in range(48)]
+    face_down_hidden = 0
+    for _ in range(120):
+        state = engine.state
+        for seat in range(n):
+            seats = torch.full((48,), seat)
+            hidden = engine.hidden_information(state, seats).view(48, 52, n + 2)
+            unseen = engine.observe(state, seats)[:, unseen_feature]
+            assert torch.equal(hidden.sum(2), unseen), seat
+            where = state.where
+            face_down = ((where >= LOC_PILE_DOWN) & (where < LOC_PILE_DOWN + 6)) | (
+                (where >= LOC_CAPT_DOWN) & (where < LOC_CAPT_DOWN + 6)
+            )
+            own = (where == LOC_PILE_DOWN + seat) | (where == LOC_CAPT_DOWN + seat)
+            others_face_down = (face_down & ~own).float()
+            assert torch.equal(hidden[:, :, n + 1], others_face_down), seat
+            face_down_hidden += int(others_face_down.sum())
+        out = engine.step(random_legal(out.action_mask, rngs))
+    assert face_down_hidden > 0
+
+
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
         (dict(num_players=5, decks=2), ValueError, "supports one deck"),
-        (dict(bluff=True), ValueError, "not supported yet"),
+        (dict(bluff_jack_double=True), ValueError, "needs bluff=True"),
         (dict(num_players=7), ValueError, "num_players"),
         (dict(reward="score"), ValueError, "reward must be 'diff' or 'win'"),
         (dict(seed=-1), ValueError, "seed must be a non-negative int"),
@@ -292,9 +470,10 @@ def test_python_engine_does_not_import_torch():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
-def test_cuda_matches_cpu():
-    cpu = BatchedPisti(64, seed=9, num_players=4, target=61)
-    gpu = BatchedPisti(64, seed=9, num_players=4, target=61, device="cuda")
+@pytest.mark.parametrize("bluff", [False, True])
+def test_cuda_matches_cpu(bluff):
+    cpu = BatchedPisti(64, seed=9, num_players=4, target=61, bluff=bluff)
+    gpu = BatchedPisti(64, seed=9, num_players=4, target=61, bluff=bluff, device="cuda")
     a, b = cpu.reset(), gpu.reset()
     for _ in range(300):
         assert torch.equal(a.observation, b.observation.cpu())

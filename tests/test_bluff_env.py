@@ -959,14 +959,3 @@ def test_R29_players_inside_the_aec_env():
         assert np.array_equal(mine["action_mask"], obs["action_mask"])
         e.step(players[agent].act(view))
     assert e.unwrapped.game.done
-
-
-# =========================================================================== batched engine
-def test_R29_batched_engine_refuses_bluff():
-    pytest.importorskip("torch")
-    from pisti_env.batched import BatchedPisti
-
-    with pytest.raises(ValueError, match=r"bluff variant \(R29.*not supported yet by the batched engine.*pisti_env.env"):
-        BatchedPisti(2, bluff=True)
-    with pytest.raises(ValueError, match=r"not supported yet"):
-        BatchedPisti(2, bluff=True, bluff_jack_double=True)

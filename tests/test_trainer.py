@@ -81,6 +81,38 @@ def test_batched_baselines_choose_like_the_scripted_ones():
     assert checked > 1000
 
 
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_batched_greedy_bluffs_and_answers_like_the_scripted_one(num_players):
+    """R29: batched greedy never plays face down and challenges exactly the claims the
+    scripted greedy can prove false (no card of the lone card's rank left unseen)."""
+    from pisti_env.agents import make_agent
+    from pisti_env.game import BELIEVE, FACE_DOWN
+
+    settings = pisti_env.make_settings(num_players=num_players, target=None, bluff=True)
+    greedy = BatchedGreedy(settings)
+    scripted = make_agent("greedy", seed=0)
+    encoder = pisti_env.ObservationEncoder(settings)
+    gen = torch.Generator().manual_seed(0)
+    rng = random.Random(2)
+    answers = challenges = 0
+    for seed in range(60):
+        game = pisti_env.Game(settings, seed=seed)
+        while not game.done:
+            seat, legal = game.turn, game.legal_actions()
+            obs = torch.from_numpy(encoder.encode(game, seat))[None]
+            mask = torch.zeros(1, settings.num_actions, dtype=torch.bool)
+            mask[0, legal] = True
+            choice = int(greedy(obs, mask, gen))
+            assert choice in legal and not FACE_DOWN <= choice < BELIEVE
+            if legal[0] >= BELIEVE:
+                answers += 1
+                expected = scripted.act(SeatView(game, seat))
+                assert choice == expected, (seed, game.history)
+                challenges += expected != BELIEVE
+            game.step(rng.choice(legal))
+    assert answers > 50 and challenges > 0
+
+
 def tiny_config(tmp_path, **overrides) -> TrainConfig:
     values = dict(
         num_envs=16, rollout_steps=8, total_steps=16 * 8 * 6, target=51, hidden_sizes=(32,),
@@ -90,13 +122,42 @@ def tiny_config(tmp_path, **overrides) -> TrainConfig:
     return TrainConfig(**values)
 
 
+@pytest.mark.parametrize("settings", [dict(), dict(num_players=4), dict(bluff=True, target=None)])
+def test_a_rollout_holds_what_each_decision_was_made_on(tmp_path, settings):
+    """Every learner decision of a rollout, replayed from the stored observation and mask,
+    gives back the stored log-probability and value: across rollouts too (the first slot of a
+    rollout is the last of the one before, and the update must still see the old one)."""
+    from training.network import log_probs
+
+    trainer = Trainer(tiny_config(tmp_path, precision="fp32", **settings))
+    for _ in range(3):
+        rollout = trainer.collector.collect(trainer.network)
+        T, B = rollout.seat.shape
+        with torch.no_grad():
+            for t in range(T):
+                logp = log_probs(trainer.network.policy(rollout.observation[t]), rollout.mask[t])
+                taken = logp.gather(1, rollout.action[t][:, None]).squeeze(1)
+                learner = rollout.learner[t]
+                assert rollout.mask[t].gather(1, rollout.action[t][:, None]).all()
+                torch.testing.assert_close(taken[learner], rollout.logp[t][learner])
+                hidden = rollout.hidden[t] if trainer.config.privileged_value else None
+                torch.testing.assert_close(trainer.network.value(rollout.observation[t], hidden), rollout.value[t])
+        trainer.optimizer.zero_grad()  # (a new policy for the next rollout is not needed here)
+
+
 def test_checkpoint_round_trip_and_policy_plays_any_seat(tmp_path):
     trainer = Trainer(tiny_config(tmp_path))
     trainer.train_update()
     path = trainer.save(tmp_path / "ckpt")
     policy = load_policy(path, settings=dict(num_players=2))
-    for name, tensor in trainer.network.state_dict().items():
+    for name, tensor in trainer.network.policy.state_dict().items():
         assert torch.equal(policy.network.state_dict()[name], tensor)
+    # A shipped (policy-only) checkpoint holds the policy network alone: no value weights.
+    from safetensors.torch import load_file
+
+    shipped = trainer.save(tmp_path / "shipped", with_trainer_state=False)
+    assert all(k.startswith("policy.") for k in load_file(shipped / "model.safetensors"))
+    assert torch.equal(load_policy(shipped).network.feature_head.weight, trainer.network.policy.feature_head.weight)
     env = pisti_env.env(num_players=2, target=None)
     env.reset(seed=3)
     for agent in env.agent_iter():
@@ -153,6 +214,20 @@ def test_resume_continues_exactly(tmp_path):
         assert torch.equal(a, b)
 
 
+def test_resume_can_extend_the_budget(tmp_path):
+    """``pisti-train --resume --steps N`` continues a finished run up to N steps; fewer steps
+    than already trained is a clear error."""
+    from training.train import run
+
+    config = tiny_config(tmp_path, total_steps=16 * 8 * 2)
+    first = run(config, progress=False)
+    assert first.step == 16 * 8 * 2
+    extended = run(config, resume=True, progress=False, resume_steps=16 * 8 * 4)
+    assert extended.step == 16 * 8 * 4 and extended.config.total_steps == 16 * 8 * 4
+    with pytest.raises(ValueError, match="trained 512 steps already"):
+        run(config, resume=True, progress=False, resume_steps=16 * 8)
+
+
 def test_a_short_training_run_measurably_beats_random(tmp_path):
     """About fifteen seconds of self-play PPO: the greedy policy's duplicate-deal margin over
     ``random`` goes from about 0 to clearly positive (seeded, so the figures are repeatable)."""
@@ -167,7 +242,7 @@ def test_a_short_training_run_measurably_beats_random(tmp_path):
     generator = torch.Generator().manual_seed(5)
 
     def learner(obs, mask):
-        logits, _ = trainer.network(obs)
+        logits = trainer.network.policy(obs)
         return log_probs(logits, mask).argmax(1)
 
     def opponent(obs, mask):
@@ -177,8 +252,9 @@ def test_a_short_training_run_measurably_beats_random(tmp_path):
     for _ in range(trainer.num_updates):
         trainer.train_update()
     after, stderr = duplicate_margin(learner, opponent, trainer.settings, 400, seed=1)
-    assert abs(before) < 1.5
-    assert after - 3 * stderr > 1.0, (before, after, stderr)  # measured here: about +5.7 ± 0.4
+    # (An untrained card scorer is not a random player: its argmax already follows a fixed
+    # preference; the same deals are replayed, so the gain is measured, not the start.)
+    assert after - 3 * stderr > before + 2.0, (before, after, stderr)
 
 
 def test_pisti_train_cli_writes_logs_checkpoints_and_a_policy_pisti_eval_can_play(tmp_path):
@@ -197,6 +273,8 @@ def test_pisti_train_cli_writes_logs_checkpoints_and_a_policy_pisti_eval_can_pla
     rows = list(csv.DictReader(open(out / "metrics.csv", encoding="utf-8")))
     assert len(rows) == 4 and rows[1]["eval/greedy_margin"] != "" and rows[0]["eval/greedy_margin"] == ""
     assert (out / "checkpoint" / "trainer.safetensors").exists()
+    summary = json.loads((out / "evaluation.json").read_text())
+    assert summary["step"] == 2048 and "eval/greedy_margin" in summary
     assert not (out / "policy" / "trainer.safetensors").exists()
     code = (
         "from training.evaluate import main; "
@@ -217,7 +295,9 @@ def test_shipped_checkpoints_load_and_play_legal_cards():
     assert shipped, "no shipped checkpoint found"
     for path in shipped:
         policy = load_policy(path)
-        settings = {k: v for k, v in policy.settings.items() if k in ("num_players", "partnerships")}
+        from training.policy import GAME_DEFINING
+
+        settings = {k: v for k, v in policy.settings.items() if k in GAME_DEFINING}
         env = pisti_env.env(target=None, **settings)
         env.reset(seed=0)
         for agent in env.agent_iter():

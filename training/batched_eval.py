@@ -26,7 +26,7 @@ def duplicate_margin(
 
     ``learner`` and ``opponent`` map (observations, masks) to cards.
     """
-    kwargs = {k: v for k, v in settings.to_dict().items() if k not in ("target", "win_margin", "bluff", "bluff_jack_double")}
+    kwargs = {k: v for k, v in settings.to_dict().items() if k not in ("target", "win_margin")}
     n = settings.num_players
     per_deal = torch.zeros(games, device=device)
     for learner_seat in range(n):

@@ -30,7 +30,7 @@ from safetensors.torch import load_file, save_file
 from pisti_env.observation import OBS_VERSION
 
 FORMAT = "pisti-checkpoint"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: separate policy and value networks (keys policy.*, value.*)
 MODEL_FILE = "model.safetensors"
 TRAINER_FILE = "trainer.safetensors"
 METADATA_FILE = "metadata.json"

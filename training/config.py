@@ -16,8 +16,9 @@ class TrainConfig:
         partnerships: seats 0+2 against 1+3 with 4 players; ``None`` = the rules' default.
         target: match target. Training plays whole matches so the match context in the
             observation (totals, target, hands completed) is what the policy meets in play.
-        double_pisti, last_card_pisti, ten_diamonds_pisti_bonus, show_stock_bottom: the
-            rules' variant settings (RULES.md's table).
+        double_pisti, last_card_pisti, ten_diamonds_pisti_bonus, show_stock_bottom, bluff,
+            bluff_jack_double: the rules' variant settings (RULES.md's table); with ``bluff``
+            the policy has 106 actions (R29).
 
     Run
         seed: seeds the games, the network's initialisation and the sampling.
@@ -25,11 +26,20 @@ class TrainConfig:
         num_envs: games played side by side in the batched engine.
         rollout_steps: batch steps per rollout; a rollout holds ``num_envs * rollout_steps``
             decisions.
-        device: torch device for the engine and the network.
+        device: torch device for the engine and the networks.
         torch_threads: intra-op threads for torch on the CPU (0 = torch's default).
+        precision: ``"bf16"`` runs the networks' matrix products in bfloat16 (weights and
+            optimizer stay float32), about twice as fast on CPUs with AVX-512 BF16 and on
+            GPUs; ``"fp32"``; ``"auto"`` (default) picks bf16 where it is fast. The choice
+            is recorded in the checkpoint's config, so a resumed run keeps it.
 
-    Network
-        hidden_sizes: widths of the MLP trunk shared by the policy and value heads.
+    Networks
+        hidden_sizes: widths of the policy's context MLP (it reads the whole observation; the
+            last width is the context vector handed to the card scorer).
+        value_hidden_sizes: widths of the value MLP's hidden layers (a separate network).
+        privileged_value: the value network also reads the hidden information (other hands,
+            the stock's contents; see :mod:`training.network`). It only shapes the advantages
+            during training; the policy never sees it.
 
     PPO
         learning_rate: Adam's step size at the start.
@@ -72,23 +82,28 @@ class TrainConfig:
     last_card_pisti: bool = True
     ten_diamonds_pisti_bonus: int = 0
     show_stock_bottom: bool = False
+    bluff: bool = False
+    bluff_jack_double: bool = False
 
     seed: int = 0
-    total_steps: int = 30_000_000
-    num_envs: int = 512
-    rollout_steps: int = 128
+    total_steps: int = 40_000_000
+    num_envs: int = 2048
+    rollout_steps: int = 32
     device: str = "cpu"
     torch_threads: int = 2
+    precision: str = "auto"
 
     hidden_sizes: tuple[int, ...] = (256, 256)
+    value_hidden_sizes: tuple[int, ...] = (256, 256)
+    privileged_value: bool = True
 
     learning_rate: float = 1e-3
     anneal_lr: bool = True
     gamma: float = 1.0
     gae_lambda: float = 0.8
     reward_scale: float = 0.3
-    num_minibatches: int = 4
-    update_epochs: int = 4
+    num_minibatches: int = 8
+    update_epochs: int = 2
     clip_coef: float = 0.2
     clip_value: bool = True
     ent_coef: float = 0.01
@@ -118,6 +133,8 @@ class TrainConfig:
             "last_card_pisti": self.last_card_pisti,
             "ten_diamonds_pisti_bonus": self.ten_diamonds_pisti_bonus,
             "show_stock_bottom": self.show_stock_bottom,
+            "bluff": self.bluff,
+            "bluff_jack_double": self.bluff_jack_double,
         }
 
     @property
@@ -134,7 +151,7 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(names)}")
         values = dict(values)
-        for key in ("hidden_sizes", "baselines"):
+        for key in ("hidden_sizes", "value_hidden_sizes", "baselines"):
             if key in values and isinstance(values[key], list):
                 values[key] = tuple(values[key])
         return cls(**values)

@@ -1,48 +1,166 @@
-"""The actor-critic network and the masked categorical distribution over cards.
+"""The policy and value networks, and the masked categorical distribution over cards.
 
-One network serves every seat (self-play shares parameters): the observation is seat-relative
-(:mod:`pisti_env.observation`), so "me" is always the observer.
+One policy network serves every seat (self-play shares parameters): the observation is
+seat-relative (:mod:`pisti_env.observation`), so "me" is always the observer.
+
+The value network is a separate MLP (as in CleanRL's ``ppo.py``: no shared trunk, so the value
+loss never pulls on the policy's features) and may be *privileged*: during training it also
+reads what the deciding seat cannot see, the other hands and the stock's contents
+(:meth:`pisti_env.batched.BatchedPisti.hidden_information`). The value only ever serves as the
+baseline of the advantages, never at play time, so no hidden information reaches a decision;
+but a critic that knows the hands predicts a hand's outcome far better, which takes most of
+the deal luck out of the advantages (the asymmetric actor-critic of card-game agents such as
+Suphx and PerfectDou).
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Sequence
 
 import torch
 from torch import nn
 
-NUM_ACTIONS = 52
+NUM_ACTIONS = 52  # card ids (R2): the action space without the bluff variant
+NUM_BLUFF_ACTIONS = 106  # R29: 52 face up, 52 face down, believe, challenge
+PRECISIONS = ("fp32", "bf16")
+
+
+def mlp(input_size: int, hidden_sizes: Sequence[int], output_size: int, output_gain: float) -> nn.Sequential:
+    """Linear layers with tanh between them; orthogonal initialisation as in CleanRL."""
+    layers: list[nn.Module] = []
+    width = input_size
+    for hidden in hidden_sizes:
+        layers += [_orthogonal(nn.Linear(width, hidden)), nn.Tanh()]
+        width = hidden
+    layers.append(_orthogonal(nn.Linear(width, output_size), gain=output_gain))
+    return nn.Sequential(*layers)
+
+
+class PolicyNetwork(nn.Module):
+    """Observation -> raw action logits (mask them with :func:`log_probs`): 52 cards, or 106
+    actions with the bluff variant (R29: 52 face up, 52 face down, believe, challenge).
+
+    An MLP reads the whole observation into a context vector; from it, each card play's logit
+    is the sum of two heads:
+
+    * an *action head*, one output per action id (a flat policy head): what is special about
+      this very card (the 2♣, the 10♦, a Jack) in this situation; the answers to a claim have
+      this head only;
+    * a *feature head*, shared by all 52 cards: the context sets one weight per card feature
+      (one set per way of playing a card), and a card's score is its features (its own ``K``
+      features, and the same ``K`` summed over the four cards of its rank: how many of this
+      rank I hold, have seen played or captured, whether one tops the pile...) weighted by them.
+      "A card of a rank that is mostly gone is a safe discard" is learned once for all cards
+      instead of 52 times over.
+
+    Args:
+        observation_size: length of the observation vector (card block first, see
+            :class:`pisti_env.observation.ObservationLayout`).
+        card_features: features per card in the card block (``layout.num_card_features``).
+        hidden_sizes: widths of the context MLP's hidden layers (tanh).
+        num_actions: 52, or 106 for the bluff variant.
+    """
+
+    def __init__(
+        self,
+        observation_size: int,
+        card_features: int,
+        hidden_sizes: Sequence[int] = (256, 256),
+        num_actions: int = NUM_ACTIONS,
+    ) -> None:
+        super().__init__()
+        if observation_size < NUM_ACTIONS * card_features:
+            raise ValueError(
+                f"an observation of {observation_size} entries cannot hold 52 cards of {card_features} features"
+            )
+        if num_actions not in (NUM_ACTIONS, NUM_BLUFF_ACTIONS):
+            raise ValueError(f"num_actions must be {NUM_ACTIONS} or {NUM_BLUFF_ACTIONS} (bluff, R29), got {num_actions!r}")
+        self.observation_size = observation_size
+        self.card_features = card_features
+        self.hidden_sizes = tuple(int(h) for h in hidden_sizes)
+        self.num_actions = num_actions
+        self.plays = 2 if num_actions == NUM_BLUFF_ACTIONS else 1  # face up (and face down)
+        self.context = mlp(observation_size, hidden_sizes[:-1], hidden_sizes[-1], output_gain=2**0.5)
+        # Small-gain heads: the policy starts near uniform over the legal actions.
+        self.card_head = _orthogonal(nn.Linear(hidden_sizes[-1], num_actions), gain=0.01)
+        self.feature_head = _orthogonal(nn.Linear(hidden_sizes[-1], self.plays * 2 * card_features), gain=0.01)
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        batch, k = observation.shape[0], self.card_features
+        context = torch.tanh(self.context(observation))
+        logits = self.card_head(context).float()
+        weights = self.feature_head(context).float().view(batch, self.plays, 1, 2 * k)
+        cards = observation[:, : NUM_ACTIONS * k].reshape(batch, 1, NUM_ACTIONS, k)
+        # (Products and sums rather than batched matrix products: these are tiny per row.)
+        own = (cards * weights[..., :k]).sum(3)  # (B, plays, 52)
+        # Card id = suit * 13 + rank (pisti_env.cards): summing over suits gives ranks.
+        of_rank = cards.view(batch, 1, 4, 13, k).sum(2)
+        by_rank = (of_rank * weights[..., k:]).sum(3)  # (B, plays, 13)
+        per_card = (own + by_rank.repeat(1, 1, 4)).view(batch, self.plays * NUM_ACTIONS)
+        if self.plays == 1:
+            return logits + per_card
+        return torch.cat([logits[:, : 2 * NUM_ACTIONS] + per_card, logits[:, 2 * NUM_ACTIONS :]], 1)
+
+
+class ValueNetwork(nn.Module):
+    """(Observation, hidden information) -> expected rest-of-episode reward of the observer.
+    ``hidden_size`` 0 makes it a plain critic of the observation alone."""
+
+    def __init__(self, observation_size: int, hidden_size: int, hidden_sizes: Sequence[int] = (256, 256)) -> None:
+        super().__init__()
+        self.net = mlp(observation_size + hidden_size, hidden_sizes, 1, output_gain=1.0)
+        self.observation_size = observation_size
+        self.hidden_size = hidden_size
+        self.hidden_sizes = tuple(int(h) for h in hidden_sizes)
+
+    def forward(self, observation: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+        if self.hidden_size:
+            if hidden is None:
+                raise ValueError("this value network is privileged: pass the hidden information too")
+            observation = torch.cat([observation, hidden], 1)
+        return self.net(observation).squeeze(-1).float()
 
 
 class ActorCritic(nn.Module):
-    """An MLP trunk with a policy head (52 card logits) and a value head.
+    """The two networks a run trains (state-dict keys ``policy.*`` and ``value.*``); a shipped
+    policy keeps only ``policy.*``."""
 
-    Args:
-        observation_size: length of the observation vector.
-        hidden_sizes: widths of the trunk's hidden layers (tanh activations, orthogonal
-            initialisation as in CleanRL; a small-gain policy head starts near uniform).
-    """
-
-    def __init__(self, observation_size: int, hidden_sizes: Sequence[int] = (256, 256)) -> None:
+    def __init__(
+        self,
+        observation_size: int,
+        card_features: int,
+        hidden_sizes: Sequence[int] = (256, 256),
+        hidden_information_size: int = 0,
+        value_hidden_sizes: Sequence[int] = (256, 256),
+        num_actions: int = NUM_ACTIONS,
+    ) -> None:
         super().__init__()
-        layers: list[nn.Module] = []
-        width = observation_size
-        for hidden in hidden_sizes:
-            layers += [_orthogonal(nn.Linear(width, hidden)), nn.Tanh()]
-            width = hidden
-        self.trunk = nn.Sequential(*layers)
-        self.policy_head = _orthogonal(nn.Linear(width, NUM_ACTIONS), gain=0.01)
-        self.value_head = _orthogonal(nn.Linear(width, 1), gain=1.0)
-        self.observation_size = observation_size
-        self.hidden_sizes = tuple(int(h) for h in hidden_sizes)
+        self.policy = PolicyNetwork(observation_size, card_features, hidden_sizes, num_actions)
+        self.value = ValueNetwork(observation_size, hidden_information_size, value_hidden_sizes)
 
-    def forward(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Raw (unmasked) logits (N, 52) and values (N,)."""
-        features = self.trunk(observation)
-        return self.policy_head(features), self.value_head(features).squeeze(-1)
 
-    def value(self, observation: torch.Tensor) -> torch.Tensor:
-        return self.value_head(self.trunk(observation)).squeeze(-1)
+def resolve_precision(precision: str, device: torch.device | str) -> str:
+    """``"auto"`` -> ``"bf16"`` where bfloat16 matrix products are fast (a GPU with bf16, a CPU
+    with AVX-512 BF16 or AMX), else ``"fp32"``; ``"bf16"``/``"fp32"`` pass through."""
+    if precision not in PRECISIONS + ("auto",):
+        raise ValueError(f"precision must be one of {PRECISIONS + ('auto',)}, got {precision!r}")
+    if precision != "auto":
+        return precision
+    device = torch.device(device)
+    if device.type == "cuda":
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    return "bf16" if device.type == "cpu" and torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32"
+
+
+def autocast(device: torch.device | str, precision: str) -> contextlib.AbstractContextManager:
+    """Matrix products in bfloat16 when ``precision == "bf16"`` (weights, optimizer state and
+    everything after the last layer stay float32): on CPUs with AVX-512 BF16 and on GPUs this
+    about doubles the speed of the networks."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    device_type = torch.device(device).type
+    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bf16")
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 import torch
 
 from pisti_env.cards import JACK, NUM_CARD_IDS, POINTS, RANK, TEN_DIAMONDS
+from pisti_env.game import BELIEVE, CHALLENGE
 from pisti_env.observation import CARDS_SCALE, HAND_SCALE, ObservationLayout
 from pisti_env.rules import Settings
 
-from .network import ActorCritic, sample
+from .network import PolicyNetwork, sample
 
 JACK_DISCARD_COST = 10  # as pisti_env.agents.greedy: Jacks are the last cards thrown away
 
@@ -33,7 +34,11 @@ def batched_random(mask: torch.Tensor, generator: torch.Generator) -> torch.Tens
 class BatchedGreedy:
     """``greedy`` for a batch of observations: the capture worth most (pile points it has seen
     plus any pişti, R10–R17; a rank match before a Jack on equal value), else the cheapest card
-    (fewest points, Jacks last)."""
+    (fewest points, Jacks last). With the bluff variant (R29) it never plays face down and
+    believes every claim unless no card of the lone card's rank is left unseen (then the claim
+    is surely false). (The Python ``greedy`` also challenges when the face-down card is the
+    shown stock-bottom card of R28 and not of the rank; the observation cannot tell that card
+    in a claim from one still in the stock, so here that rare case is believed.)"""
 
     def __init__(self, settings: Settings, device: torch.device | str = "cpu") -> None:
         self.settings = settings
@@ -45,6 +50,18 @@ class BatchedGreedy:
         self.discard_cost = self.points + JACK_DISCARD_COST * self.is_jack
 
     def __call__(self, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        choice = self._play(observation, mask[:, :NUM_CARD_IDS], generator)
+        if mask.shape[1] == NUM_CARD_IDS:
+            return choice
+        # R29: answering a claim (the only decision whose mask offers BELIEVE).
+        top_rank = self.rank[observation[:, self.layout["pile_top"]].argmax(1)]
+        unseen = observation[:, self.layout["unseen"]]
+        unseen_of_rank = (unseen * (self.rank[None, :] == top_rank[:, None])).sum(1)
+        answer = torch.where(unseen_of_rank == 0, CHALLENGE, BELIEVE)
+        return torch.where(mask[:, BELIEVE], answer, choice)
+
+    def _play(self, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """The face-up card to play (``mask``: the 52 cards)."""
         layout, s = self.layout, self.settings
         top = observation[:, layout["pile_top"]]
         has_top = top.sum(1) > 0
@@ -83,7 +100,7 @@ class Opponent:
     """One entry of the pool: a baseline by name or a frozen snapshot of the policy."""
 
     name: str
-    network: ActorCritic | None = None  # a snapshot's frozen weights; None for a baseline
+    network: PolicyNetwork | None = None  # a snapshot's frozen weights; None for a baseline
     margin: float = 0.0  # the learner's recent mean score difference per episode against it
     games: int = 0
 
@@ -115,11 +132,14 @@ class OpponentPool:
             self.entries.append(Opponent(name))
         self._greedy = BatchedGreedy(self.settings, self.device)
 
-    def add_snapshot(self, network: ActorCritic, name: str) -> None:
-        frozen = ActorCritic(network.observation_size, network.hidden_sizes).to(self.device)
+    def frozen_copy(self, network: PolicyNetwork) -> PolicyNetwork:
+        """A copy of ``network`` (same shape and weights) that no gradient reaches."""
+        frozen = PolicyNetwork(network.observation_size, network.card_features, network.hidden_sizes, network.num_actions)
         frozen.load_state_dict(network.state_dict())
-        frozen.requires_grad_(False)
-        self.entries.append(Opponent(name, frozen))
+        return frozen.to(self.device).requires_grad_(False)
+
+    def add_snapshot(self, network: PolicyNetwork, name: str) -> None:
+        self.entries.append(Opponent(name, self.frozen_copy(network)))
         snapshots = [i for i, e in enumerate(self.entries) if e.network is not None]
         if len(snapshots) > self.size:
             del self.entries[snapshots[0]]
@@ -138,8 +158,7 @@ class OpponentPool:
     ) -> torch.Tensor:
         entry = self.entries[index]
         if entry.network is not None:
-            logits, _ = entry.network(observation)
-            return sample(logits, mask, generator)
+            return sample(entry.network(observation), mask, generator)
         if entry.name == "random":
             return batched_random(mask, generator)
         return self._greedy(observation, mask, generator)

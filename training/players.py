@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pisti_env.agents import SeatView, agent_names, make_agent, parse_agent_spec
 from pisti_env.agents.base import Player
-from pisti_env.cards import card_to_text
+from pisti_env.game import action_to_text
 
 CHECKPOINT_LOADER = "training.load_policy"
 # Modules searched for a ``load_policy(path)`` function, after the ``training`` package itself.
@@ -59,8 +59,8 @@ class PolicyPlayer:
         action = int(action)
         if action not in legal:
             raise ValueError(
-                f"policy {self.name!r} played illegal card {action}; legal: {legal} "
-                f"({', '.join(card_to_text(c) for c in legal)})"
+                f"policy {self.name!r} played illegal action {action}; legal: {legal} "
+                f"({', '.join(action_to_text(c) for c in legal)})"
             )
         return action
 

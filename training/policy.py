@@ -11,7 +11,7 @@ import torch
 from pisti_env.rules import make_settings
 
 from .checkpoint import MODEL_FILE, CheckpointError, check_settings, load_tensors, read_metadata
-from .network import ActorCritic, log_probs, sample
+from .network import PolicyNetwork, log_probs, sample
 
 # Settings that change the game a policy was trained for; the match target and win margin only
 # change the match context, which the policy sees in its observation.
@@ -29,7 +29,7 @@ class TrainedPolicy:
     ``deterministic``, else a sample (seeded by ``reset(seed)``).
     """
 
-    def __init__(self, network: ActorCritic, metadata: dict[str, Any], deterministic: bool = True) -> None:
+    def __init__(self, network: PolicyNetwork, metadata: dict[str, Any], deterministic: bool = True) -> None:
         self.network = network.eval()
         self.metadata = metadata
         self.settings = metadata.get("settings", {})
@@ -49,7 +49,7 @@ class TrainedPolicy:
                 f"(game settings {self.settings}), got shape {vector.shape}: other game settings?"
             )
         mask = torch.as_tensor(np.asarray(observation["action_mask"]) > 0)[None]
-        logits, _ = self.network(torch.from_numpy(vector)[None])
+        logits = self.network(torch.from_numpy(vector)[None])
         if self.deterministic:
             return int(log_probs(logits, mask).argmax(1))
         return int(sample(logits, mask, self.generator))
@@ -57,7 +57,7 @@ class TrainedPolicy:
     @torch.no_grad()
     def act_batch(self, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Cards for a batch of observations (the batched engine's tensors)."""
-        logits, _ = self.network(observation)
+        logits = self.network(observation)
         if self.deterministic:
             return log_probs(logits, mask).argmax(1)
         return sample(logits, mask, self.generator)
@@ -78,14 +78,20 @@ def load_policy(
     metadata = read_metadata(path)
     try:
         observation_size = int(metadata["observation_size"])
+        card_features = int(metadata["card_features"])
         hidden_sizes = [int(h) for h in metadata["hidden_sizes"]]
+        num_actions = make_settings(**metadata["settings"]).num_actions  # 52, or 106 with bluff
     except (KeyError, TypeError, ValueError):
-        raise CheckpointError(f"{path}: metadata lacks the network shape (observation_size, hidden_sizes)") from None
+        raise CheckpointError(
+            f"{path}: metadata lacks the game settings or the network shape "
+            "(settings, observation_size, card_features, hidden_sizes)"
+        ) from None
     if settings is not None:
         wanted = make_settings(**settings).to_dict()
         check_settings(metadata, {k: wanted[k] for k in GAME_DEFINING}, path)
-    network = ActorCritic(observation_size, hidden_sizes)
-    state = load_tensors(path, MODEL_FILE, metadata)
+    network = PolicyNetwork(observation_size, card_features, hidden_sizes, num_actions)
+    weights = load_tensors(path, MODEL_FILE, metadata)
+    state = {k.removeprefix("policy."): v for k, v in weights.items() if k.startswith("policy.")}
     try:
         network.load_state_dict(state)
     except RuntimeError as error:

@@ -6,13 +6,15 @@ in the others the learner holds one side, at a random seat, and one pool opponen
 other seat. Controllers are drawn again whenever a game restarts.
 
 A rollout records one decision per batch step and game: the mover's observation, mask, card,
-log-probability and value, its seat, and whether the learner made it; plus every seat's
+log-probability and value, its seat, whether the learner made it, and (for a privileged value
+network) the hidden information the value read; plus every seat's
 rewards and the done flags, from which :func:`training.ppo.assign_seat_rewards` credits each
 decision with its own seat's rewards.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -20,7 +22,7 @@ import torch
 
 from pisti_env.batched import BatchedPisti
 
-from .network import ActorCritic, log_probs, sample
+from .network import ActorCritic, autocast, log_probs, sample
 from .opponents import OpponentPool
 
 LEARNER = -1  # controller code of the learner (pool entries are 0, 1, ...)
@@ -32,6 +34,7 @@ class Rollout:
 
     observation: torch.Tensor
     mask: torch.Tensor
+    hidden: torch.Tensor  # (T, B, H) what the value network read beyond the observation (H may be 0)
     action: torch.Tensor
     logp: torch.Tensor
     value: torch.Tensor
@@ -51,6 +54,8 @@ class SelfPlayCollector:
         self_play_share: share of games where every seat is the learner.
         rollout_steps: batch steps per rollout.
         generator: all sampling (cards, controllers) draws from it.
+        precision: ``"bf16"`` or ``"fp32"`` matrix products in the networks.
+        privileged: the value network reads the hidden information too.
     """
 
     def __init__(
@@ -60,17 +65,22 @@ class SelfPlayCollector:
         self_play_share: float,
         rollout_steps: int,
         generator: torch.Generator,
+        precision: str = "fp32",
+        privileged: bool = False,
     ) -> None:
         self.engine = engine
         self.pool = pool
         self.self_play_share = self_play_share
         self.rollout_steps = rollout_steps
         self.generator = generator
+        self.precision = precision
+        self.privileged = privileged
         B, n, dev = engine.batch_size, engine.num_players, engine.device
         T = rollout_steps
         self.storage = Rollout(
             observation=torch.zeros(T + 1, B, engine.observation_size, device=dev),
-            mask=torch.zeros(T, B, 52, dtype=torch.bool, device=dev),
+            mask=torch.zeros(T, B, engine.settings.num_actions, dtype=torch.bool, device=dev),
+            hidden=torch.zeros(T, B, engine.hidden_information_size if privileged else 0, device=dev),
             action=torch.zeros(T, B, dtype=torch.long, device=dev),
             logp=torch.zeros(T, B, device=dev),
             value=torch.zeros(T, B, device=dev),
@@ -116,16 +126,25 @@ class SelfPlayCollector:
         self.controller[idx] = controllers
 
     @torch.no_grad()
-    def collect(self, policy: ActorCritic) -> Rollout:
+    def collect(self, networks: ActorCritic) -> Rollout:
         """Play ``rollout_steps`` batch steps; returns the (reused) storage."""
         st, engine = self.storage, self.engine
         B = engine.batch_size
         games = torch.arange(B, device=engine.device)
+        if self.out.observation.data_ptr() != st.observation[0].data_ptr():
+            # The last rollout ended in its final slot; this one starts there. (Copied here, not
+            # at the end of the last one: its learner still reads slot 0 after collecting.)
+            st.observation[0].copy_(self.out.observation)
+            self.out = dataclasses.replace(self.out, observation=st.observation[0])
         for t in range(self.rollout_steps):
             out = self.out
             obs, mask, seat = st.observation[t], out.action_mask, out.seat
             started = time.perf_counter()
-            logits, value = policy(obs)
+            if self.privileged:
+                st.hidden[t] = engine.hidden_information(engine.state)
+            with autocast(engine.device, self.precision):
+                logits = networks.policy(obs)
+                value = networks.value(obs, st.hidden[t] if self.privileged else None)
             action = sample(logits, mask, self.generator)
             self.inference_seconds += time.perf_counter() - started
             controller = self.controller[games, seat]
@@ -133,7 +152,8 @@ class SelfPlayCollector:
                 if index == LEARNER:
                     continue
                 rows = (controller == index).nonzero().squeeze(1)
-                action[rows] = self.pool.act(index, obs[rows], mask[rows], self.generator)
+                with autocast(engine.device, self.precision):
+                    action[rows] = self.pool.act(index, obs[rows], mask[rows], self.generator)
             st.mask[t] = mask
             st.action[t] = action
             st.logp[t] = log_probs(logits, mask).gather(1, action[:, None]).squeeze(1)
@@ -147,9 +167,11 @@ class SelfPlayCollector:
         # Every seat's value where the rollout stops, for decisions it cut short.
         state = engine.state
         for s in range(engine.num_players):
-            seat_obs = engine.observe(state, seat=torch.full((B,), s, device=engine.device))
-            st.end_values[:, s] = policy.value(seat_obs)
-        st.observation[0].copy_(st.observation[self.rollout_steps])  # the next rollout starts there
+            seat = torch.full((B,), s, device=engine.device)
+            seat_obs = engine.observe(state, seat=seat)
+            hidden = engine.hidden_information(state, seat) if self.privileged else None
+            with autocast(engine.device, self.precision):
+                st.end_values[:, s] = networks.value(seat_obs, hidden)
         return st
 
     def _on_rewards(self, rewards: torch.Tensor, done: torch.Tensor) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import os
 import sys
@@ -29,7 +30,7 @@ from pisti_env.rules import make_settings
 
 from .checkpoint import TRAINER_FILE, MODEL_FILE, load_tensors, read_metadata, save_checkpoint
 from .config import TrainConfig
-from .network import ActorCritic, entropy, log_probs
+from .network import ActorCritic, PolicyNetwork, autocast, entropy, log_probs, resolve_precision
 from .opponents import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, ppo_losses
 from .rollout import SelfPlayCollector
@@ -41,18 +42,25 @@ class Trainer:
     """Holds the run: engine, network, optimizer, opponent pool, collector and counters."""
 
     def __init__(self, config: TrainConfig) -> None:
-        self.config = c = config
+        c = dataclasses.replace(config, precision=resolve_precision(config.precision, config.device))
+        self.config = c
         if c.torch_threads:
             torch.set_num_threads(c.torch_threads)
         torch.manual_seed(c.seed)  # network initialisation
         self.settings = make_settings(**c.game_settings())
         self.device = torch.device(c.device)
         self.engine = BatchedPisti(c.num_envs, seed=c.seed, device=self.device, reward="diff", **c.game_settings())
-        self.network = ActorCritic(self.engine.observation_size, c.hidden_sizes).to(self.device)
+        hidden_size = self.engine.hidden_information_size if c.privileged_value else 0
+        self.network = ActorCritic(
+            self.engine.observation_size, self.engine.encoder.layout.num_card_features, c.hidden_sizes,
+            hidden_size, c.value_hidden_sizes, self.settings.num_actions,
+        ).to(self.device)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=c.learning_rate, eps=1e-5)
         self.generator = torch.Generator(device=self.device).manual_seed(c.seed)
         self.pool = OpponentPool(self.settings, tuple(c.baselines), c.pool_size, c.pool_temperature, self.device)
-        self.collector = SelfPlayCollector(self.engine, self.pool, c.self_play_share, c.rollout_steps, self.generator)
+        self.collector = SelfPlayCollector(
+            self.engine, self.pool, c.self_play_share, c.rollout_steps, self.generator, c.precision, c.privileged_value
+        )
         self.step = 0  # environment steps (moves) so far
         self.update = 0
         self.num_updates = max(1, c.total_steps // c.batch_decisions)
@@ -73,6 +81,7 @@ class Trainer:
         learner = rollout.learner.reshape(-1).nonzero().squeeze(1)
         T, B = rollout.seat.shape
         obs = rollout.observation[:T].reshape(T * B, -1)[learner]
+        hidden = rollout.hidden.reshape(T * B, -1)[learner]
         mask = rollout.mask.reshape(T * B, -1)[learner]
         action = rollout.action.reshape(-1)[learner]
         old_logp = rollout.logp.reshape(-1)[learner]
@@ -81,13 +90,15 @@ class Trainer:
         returns = returns.reshape(-1)[learner]
 
         n = learner.numel()
-        minibatch = max(1, n // c.num_minibatches)
+        minibatch = max(1, -(-n // c.num_minibatches))
         stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clip_fraction")}
         for _epoch in range(c.update_epochs):
             order = torch.randperm(n, generator=self.generator, device=self.device)
             for begin in range(0, n, minibatch):
                 mb = order[begin : begin + minibatch]
-                logits, new_values = self.network(obs[mb])
+                with autocast(self.device, c.precision):
+                    logits = self.network.policy(obs[mb])
+                    new_values = self.network.value(obs[mb], hidden[mb] if c.privileged_value else None)
                 logp = log_probs(logits, mask[mb])
                 new_logp = logp.gather(1, action[mb][:, None]).squeeze(1)
                 mb_adv = advantages[mb]
@@ -110,7 +121,7 @@ class Trainer:
         self.step += T * B
         self.update += 1
         if c.snapshot_every and self.update % c.snapshot_every == 0:
-            self.pool.add_snapshot(self.network, f"snapshot@{self.step}")
+            self.pool.add_snapshot(self.network.policy, f"snapshot@{self.step}")
         variance = returns.var()
         explained = 1.0 - (returns - old_values).var() / variance if variance > 0 else torch.tensor(0.0)
         inference = self.collector.inference_seconds
@@ -135,23 +146,28 @@ class Trainer:
 
     # ------------------------------------------------------------------ checkpoints
     def save(self, directory: str | os.PathLike, with_trainer_state: bool = True) -> Path:
-        """Write a checkpoint (policy only when ``with_trainer_state`` is false)."""
+        """Write a checkpoint: the policy and value networks and everything needed to resume,
+        or (``with_trainer_state`` false) the policy network alone, all that playing needs."""
         c = self.config
         metadata: dict[str, Any] = {
             "name": Path(directory).name,
             "settings": self.settings.to_dict(),
             "observation_size": self.engine.observation_size,
+            "card_features": self.network.policy.card_features,
             "hidden_sizes": list(c.hidden_sizes),
             "step": self.step,
             "update": self.update,
             "config": c.to_dict(),
             "torch_version": torch.__version__,
         }
+        weights = self.network.state_dict()
         trainer_state = None
         if with_trainer_state:
             trainer_state, extra = self._trainer_state()
             metadata["trainer"] = extra
-        return save_checkpoint(directory, self.network.state_dict(), metadata, trainer_state)
+        else:
+            weights = {k: v for k, v in weights.items() if k.startswith("policy.")}
+        return save_checkpoint(directory, weights, metadata, trainer_state)
 
     def _trainer_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         tensors: dict[str, torch.Tensor] = {}
@@ -175,12 +191,19 @@ class Trainer:
         return tensors, extra
 
     @classmethod
-    def resume(cls, directory: str | os.PathLike) -> "Trainer":
-        """A trainer in exactly the state a checkpoint saved."""
+    def resume(cls, directory: str | os.PathLike, total_steps: int | None = None) -> "Trainer":
+        """A trainer in exactly the state a checkpoint saved. ``total_steps`` extends the run's
+        budget (the learning rate then anneals to 0 over the new total, from where the new
+        schedule stands); by default the saved run's own budget stands."""
         metadata = read_metadata(directory)
         if "trainer" not in metadata:
             raise ValueError(f"{directory} is a policy-only checkpoint: it cannot resume training")
-        trainer = cls(TrainConfig.from_dict(metadata["config"]))
+        config = TrainConfig.from_dict(metadata["config"])
+        if total_steps is not None:
+            if total_steps < int(metadata["step"]):
+                raise ValueError(f"{directory} has trained {metadata['step']} steps already: --steps {total_steps} is less")
+            config = dataclasses.replace(config, total_steps=total_steps)
+        trainer = cls(config)
         trainer.network.load_state_dict(load_tensors(directory, MODEL_FILE, metadata))
         tensors = load_tensors(directory, TRAINER_FILE, metadata)
         extra = metadata["trainer"]
@@ -200,7 +223,7 @@ class Trainer:
         for i, entry in enumerate(extra["pool"]):
             network = None
             if entry["snapshot"]:
-                network = ActorCritic(trainer.engine.observation_size, trainer.config.hidden_sizes).to(trainer.device)
+                network = trainer.pool.frozen_copy(trainer.network.policy)
                 network.load_state_dict({k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"pool.{i}.")})
                 network.requires_grad_(False)
             trainer.pool.entries.append(Opponent(entry["name"], network, entry["margin"], entry["games"]))
@@ -210,12 +233,14 @@ class Trainer:
 
 
 # ---------------------------------------------------------------------- the run
-def run(config: TrainConfig, resume: bool = False, progress: bool = True) -> Trainer:
-    """Train to ``config.total_steps``, logging and checkpointing into ``config.out_dir``."""
+def run(config: TrainConfig, resume: bool = False, progress: bool = True, resume_steps: int | None = None) -> Trainer:
+    """Train to ``config.total_steps``, logging and checkpointing into ``config.out_dir``. With
+    ``resume``, continue ``OUT/checkpoint`` with its own config (``resume_steps``, if given,
+    extends its budget) when there is one."""
     out = Path(config.out_dir)
     latest = out / "checkpoint"
     if resume and (latest / "metadata.json").exists():
-        trainer = Trainer.resume(latest)
+        trainer = Trainer.resume(latest, total_steps=resume_steps)
     else:
         out.mkdir(parents=True, exist_ok=True)
         trainer = Trainer(config)
@@ -258,6 +283,14 @@ def run(config: TrainConfig, resume: bool = False, progress: bool = True) -> Tra
             writer.close()
     trainer.save(latest)
     trainer.save(out / "policy", with_trainer_state=False)
+    c = trainer.config
+    if c.eval_every and c.eval_deals:  # the evaluation summary of the final policy
+        summary = {"step": trainer.step, "deals": c.eval_deals, **evaluate_against_baselines(trainer, c.eval_deals)}
+        (out / "evaluation.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        if progress:
+            print("final policy, mean score difference per hand over duplicate deals: " + ", ".join(
+                f"vs {b} {summary[f'eval/{b}_margin']:+.2f} ± {summary[f'eval/{b}_ci95']:.2f}" for b in EVAL_BASELINES
+            ) + f" ({c.eval_deals} deals; `pisti-eval` for more)")
     return trainer
 
 
@@ -280,7 +313,7 @@ def evaluate_against_baselines(trainer: Trainer, deals: int, baselines: Sequence
     from .players import PolicyPlayer, load_player
     from .policy import TrainedPolicy
 
-    policy = TrainedPolicy(trainer.network, {"settings": trainer.settings.to_dict(), "name": "learner"})
+    policy = TrainedPolicy(trainer.network.policy, {"settings": trainer.settings.to_dict(), "name": "learner"})
 
     def loader(spec: str, seed: int | None = None):
         if spec == "learner":
@@ -332,7 +365,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-last-card-pisti", action="store_true")
     p.add_argument("--ten-diamonds-bonus", type=int, default=defaults.ten_diamonds_pisti_bonus, choices=(0, 3))
     p.add_argument("--show-stock-bottom", action="store_true")
-    p.add_argument("--steps", type=float, default=defaults.total_steps, help="environment steps (default 3e7)")
+    p.add_argument("--bluff", action="store_true", help="the bluff variant (R29)")
+    p.add_argument("--bluff-jack-double", action="store_true", help="doubled bluff stakes on a lone Jack (R29)")
+    p.add_argument("--steps", type=float, default=None,
+                   help=f"environment steps (default {defaults.total_steps:.0e}); with --resume: extend the run to this many")
     p.add_argument("--envs", type=int, default=defaults.num_envs)
     p.add_argument("--rollout", type=int, default=defaults.rollout_steps)
     p.add_argument("--seed", type=int, default=defaults.seed)
@@ -364,7 +400,9 @@ def _train_from_args(args: argparse.Namespace) -> int:
         last_card_pisti=not args.no_last_card_pisti,
         ten_diamonds_pisti_bonus=args.ten_diamonds_bonus,
         show_stock_bottom=args.show_stock_bottom,
-        total_steps=int(args.steps),
+        bluff=args.bluff,
+        bluff_jack_double=args.bluff_jack_double,
+        total_steps=int(args.steps) if args.steps is not None else TrainConfig.total_steps,
         num_envs=args.envs,
         rollout_steps=args.rollout,
         seed=args.seed,
@@ -374,7 +412,8 @@ def _train_from_args(args: argparse.Namespace) -> int:
         eval_deals=args.eval_deals,
         out_dir=args.out,
     )
-    trainer = run(config, resume=args.resume, progress=not args.no_progress)
+    resume_steps = int(args.steps) if args.resume and args.steps is not None else None
+    trainer = run(config, resume=args.resume, progress=not args.no_progress, resume_steps=resume_steps)
     print(f"trained {trainer.step:,} steps; policy written to {Path(config.out_dir) / 'policy'}")
     return 0
 

@@ -1,0 +1,86 @@
+"""End-to-end throughput of self-play PPO training (collection + updates), with the split.
+
+Runs the trainer (``training.train.Trainer``) on its default config (or the flags given) for
+``--updates`` updates after one warm-up update and prints environment steps per second end to
+end and where the time went: the batched engine, the networks' inference while collecting,
+and the PPO update. As a reference measured in the same run it prints the samples per second
+of forward + backward + Adam of a plain MLP of two 256-wide layers at batch 4096 (float32), so
+figures from a busy machine can still be compared as ratios.
+
+Usage: ``python benchmarks/bench_train.py [--updates 10] [--players 2] [--envs N] [--rollout T]
+[--precision auto|bf16|fp32] [--device cpu]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+
+import torch
+from torch import nn
+
+from training.config import TrainConfig
+from training.train import Trainer
+
+
+def reference_mlp_samples_per_second(seconds: float = 3.0, batch: int = 4096, size: int = 556) -> float:
+    """Forward + backward + Adam step of a 2x256 tanh MLP on random data, float32."""
+    net = nn.Sequential(nn.Linear(size, 256), nn.Tanh(), nn.Linear(256, 256), nn.Tanh(), nn.Linear(256, 52))
+    optimizer = torch.optim.Adam(net.parameters())
+    x = torch.randn(batch, size)
+    done = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        loss = net(x).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        done += batch
+    return done / (time.perf_counter() - start)
+
+
+def main() -> None:
+    defaults = TrainConfig()
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--updates", type=int, default=10)
+    p.add_argument("--players", type=int, default=defaults.num_players)
+    p.add_argument("--envs", type=int, default=defaults.num_envs)
+    p.add_argument("--rollout", type=int, default=defaults.rollout_steps)
+    p.add_argument("--precision", default=defaults.precision)
+    p.add_argument("--device", default=defaults.device)
+    p.add_argument("--threads", type=int, default=defaults.torch_threads)
+    args = p.parse_args()
+
+    with tempfile.TemporaryDirectory() as out:
+        config = TrainConfig(
+            num_players=args.players, num_envs=args.envs, rollout_steps=args.rollout, precision=args.precision,
+            device=args.device, torch_threads=args.threads, eval_every=0, checkpoint_every=0, out_dir=out,
+            total_steps=(args.updates + 1) * args.envs * args.rollout,
+        )
+        trainer = Trainer(config)
+        trainer.train_update()  # warm-up
+        totals = {"env": 0.0, "inference": 0.0, "update": 0.0}
+        steps = 0
+        start = time.perf_counter()
+        for _ in range(args.updates):
+            m = trainer.train_update()
+            totals["env"] += m["time/env_seconds"]
+            totals["inference"] += m["time/inference_seconds"]
+            totals["update"] += m["time/update_seconds"]
+            steps += config.batch_decisions
+        wall = time.perf_counter() - start
+    reference = reference_mlp_samples_per_second()
+    c = trainer.config
+    print(f"trainer: {c.num_players} players, {c.num_envs} games x {c.rollout_steps} steps per update, "
+          f"{c.update_epochs} epochs x {c.num_minibatches} minibatches, precision {c.precision}, "
+          f"{torch.get_num_threads()} threads")
+    print(f"end to end: {steps / wall:,.0f} environment steps/s over {args.updates} updates ({wall:.1f} s)")
+    for name, seconds in totals.items():
+        print(f"  {name:<10} {seconds / args.updates:6.3f} s per update  {100 * seconds / wall:5.1f}%")
+    print(f"reference: 2x256 MLP forward+backward+Adam, batch 4096, fp32: {reference:,.0f} samples/s "
+          f"(training steps/s = {steps / wall / reference:.3f} x reference)")
+
+
+if __name__ == "__main__":
+    main()

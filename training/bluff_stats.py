@@ -1,0 +1,125 @@
+"""How two players bluff and answer in the bluff variant (R29), over duplicate deals.
+
+``pisti-bluff-stats`` (``python -m training.bluff_stats``) plays single hands with
+``bluff=True`` between two players (baselines by name or checkpoint paths, as ``pisti-eval``),
+each deal once with each player first, and counts for each player:
+
+* as claimant: its chances to play face down, its claims, how many were bluffs (the face-down
+  card not of the lone card's rank), how often its bluffs were believed and its true claims
+  challenged;
+* as answerer: how often it challenged, how often a challenge was right (a bluff caught), how
+  often it believed a bluff;
+* its mean score difference per hand against the other.
+
+The referee reads the real face-down card from the engine; the players never do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from typing import Any, Sequence
+
+from pisti_env.agents import SeatView
+from pisti_env.cards import RANK
+from pisti_env.game import BELIEVE, CHALLENGE, FACE_DOWN, Game
+from pisti_env.rules import make_settings
+
+from .players import load_player
+
+
+COUNTS = (
+    "decisions", "claim_chances", "claims", "bluffs", "bluffs_believed", "bluffs_caught", "true_claims_believed",
+    "true_claims_challenged", "answers", "challenges", "challenges_right", "believed_bluffs",
+)
+
+
+def bluff_statistics(specs: Sequence[str], deals: int, seed: int = 0, **settings: Any) -> dict[str, dict[str, float]]:
+    """Counts and rates per player (keyed by spec) over ``deals`` deals x 2 seatings."""
+    if len(specs) != 2:
+        raise ValueError(f"bluff statistics compare two players, got {len(specs)}: {list(specs)}")
+    game_settings = make_settings(num_players=2, target=None, bluff=True, **settings)
+    players = [load_player(spec, seed) for spec in specs]
+    counts = [Counter() for _ in specs]
+    for deal in range(deals):
+        for first in (0, 1):
+            seat_player = [first, 1 - first]  # seat -> index of the player sitting there
+            for index, player in enumerate(players):
+                player.reset(seed * 1_000_003 + deal * 2 + first + index)
+            game = Game(game_settings, seed=seed * 1_000_003 + deal)
+            while not game.done:
+                seat = game.turn
+                who = seat_player[seat]
+                legal = game.legal_actions()
+                action = players[who].act(SeatView(game, seat))
+                c = counts[who]
+                c["decisions"] += 1
+                if any(FACE_DOWN <= a < BELIEVE for a in legal):
+                    c["claim_chances"] += 1
+                if FACE_DOWN <= action < BELIEVE:
+                    lone = game.pile[0]
+                    c["claims"] += 1
+                    c["bluffs"] += RANK[action - FACE_DOWN] != RANK[lone]
+                elif action in (BELIEVE, CHALLENGE):
+                    bluff = RANK[game.claim_card] != RANK[game.pile[0]]
+                    claimant = counts[seat_player[game.claimant]]
+                    c["answers"] += 1
+                    if action == CHALLENGE:
+                        c["challenges"] += 1
+                        c["challenges_right"] += bluff
+                        claimant["bluffs_caught" if bluff else "true_claims_challenged"] += 1
+                    else:
+                        c["believed_bluffs"] += bluff
+                        claimant["bluffs_believed" if bluff else "true_claims_believed"] += 1
+                game.step(action)
+            totals = [game.hand_results[-1][side]["total"] for side in range(2)]
+            for seat in (0, 1):
+                counts[seat_player[seat]]["score_diff"] += totals[seat] - totals[1 - seat]
+    hands = 2 * deals
+    report = {}
+    for spec, c in zip(specs, counts):
+        def rate(part: str, whole: str) -> float:
+            return c[part] / c[whole] if c[whole] else float("nan")
+
+        report[spec] = {
+            **{k: int(c[k]) for k in COUNTS},
+            "score_diff_per_hand": c["score_diff"] / hands,
+            "claim_rate": rate("claims", "claim_chances"),
+            "bluff_share_of_claims": rate("bluffs", "claims"),
+            "bluffs_believed_rate": rate("bluffs_believed", "bluffs"),
+            "true_claims_challenged_rate": (
+                c["true_claims_challenged"] / (c["claims"] - c["bluffs"]) if c["claims"] > c["bluffs"] else float("nan")
+            ),
+            "challenge_rate": rate("challenges", "answers"),
+            "challenges_right_rate": rate("challenges_right", "challenges"),
+        }
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="pisti-bluff-stats", description=__doc__.splitlines()[0])
+    p.add_argument("players", nargs=2, help="two player specs (baseline names or checkpoint paths)")
+    p.add_argument("--deals", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bluff-jack-double", action="store_true")
+    p.add_argument("--out", help="write the figures as JSON to this file")
+    args = p.parse_args(argv)
+    try:
+        report = bluff_statistics(args.players, args.deals, args.seed, bluff_jack_double=args.bluff_jack_double)
+    except (ValueError, TypeError) as error:
+        print(f"pisti-bluff-stats: error: {error}", file=sys.stderr)
+        return 2
+    for spec, figures in report.items():
+        print(spec)
+        for key, value in figures.items():
+            print(f"  {key:<28} {value:.3f}" if isinstance(value, float) else f"  {key:<28} {value}")
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump({"players": list(args.players), "deals": args.deals, "seed": args.seed, "figures": report}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
