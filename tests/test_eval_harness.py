@@ -140,7 +140,7 @@ def test_policy_interface_and_checkpoints(tmp_path):
         def act(self, observation):
             return int(observation["action_mask"].argmin())
 
-    with pytest.raises(ValueError, match="illegal card"):
+    with pytest.raises(ValueError, match="illegal action"):
         PolicyPlayer(Cheater(), name="cheater").act(view)
     with pytest.raises(ValueError, match="unknown player"):
         load_player(str(tmp_path / "missing.pt"))
@@ -193,3 +193,18 @@ def test_evaluate_rejects_bad_input(capsys):
         make_seatings([0, 1, 0, 1], make_settings(num_players=4), "permutations")
     with pytest.raises(ValueError, match="seatings must be one of"):
         evaluate(["greedy", "random"], seatings="all")
+
+
+def test_bluff_statistics_count_claims_and_answers_consistently():
+    """R29: every claim is answered once, bluffs are caught or believed, greedy never claims."""
+    from training.bluff_stats import bluff_statistics
+
+    report = bluff_statistics(["random", "greedy"], deals=6, seed=1)
+    rnd, greedy = report["random"], report["greedy"]
+    assert greedy["claims"] == 0 and rnd["claims"] > 0
+    assert rnd["bluffs_believed"] + rnd["bluffs_caught"] == rnd["bluffs"]
+    assert rnd["true_claims_believed"] + rnd["true_claims_challenged"] == rnd["claims"] - rnd["bluffs"]
+    assert greedy["answers"] == rnd["claims"] and greedy["challenges_right"] == rnd["bluffs_caught"]
+    assert rnd["score_diff_per_hand"] == -greedy["score_diff_per_hand"]
+    with pytest.raises(ValueError, match="two players"):
+        bluff_statistics(["random"], deals=1)
