@@ -50,6 +50,8 @@ from pisti_env.game import (
 )
 
 from test_bluff import F, O, bluff_game, down, snapshot, to_claim  # hand-built R29 situations
+from test_invariants import PLAYER_CONFIGS
+from test_no_leak import rules_unknown as plain_rules_unknown
 
 C = pisti_env.parse_card
 JACK = 10
@@ -296,35 +298,16 @@ def test_R29_observations_stay_in_bounds_in_random_play():
 
 # =========================================================================== no leak (R30, R31)
 def rules_unknown(g: Game, seat: int, face_down: list[tuple[int, int]]) -> set[int]:
-    """What ``seat`` cannot know, from the rules and the plays (not from ``g.where``): other
-    hands, the stock (R31) but the shown stock bottom (R28), never-turned table cards unless
-    its side captured them (R8), and the face-down cards other seats played that were never
-    shown (R29): ``face_down`` lists this hand's face-down plays as (seat, card)."""
-    side = g.side_of[seat]
-    unknown: set[int] = set()
-    for other, hand in enumerate(g.hands):
-        if other != seat:
-            unknown.update(hand)
-    unknown.update(g.deck[g.stock_pos:])
+    """What ``seat`` cannot know, from the rules and the plays (not from ``g.where``): what it
+    cannot know without the variant (``test_no_leak.rules_unknown``: other hands, the stock but
+    the shown stock bottom, never-turned table cards its side did not take), and the face-down
+    cards other seats played that were never shown (R29): ``face_down`` lists this hand's
+    face-down plays as (seat, card). (The first capture comes before any claim, as a claim
+    needs a lone card, so R8's taker is found as without the variant.)"""
+    unknown = plain_rules_unknown(g, seat)
     sb = g.deck[-1] if g.settings.show_stock_bottom else None
-    table = list(g.deck[:4])
-    pile, turned = list(table), {table[-1]}
-    while rank(pile[-1]) == JACK:
-        pile.insert(0, pile.pop())
-        turned.add(pile[-1])
-    top, size, taker = pile[-1], len(pile), None
-    for s, c in g.history:  # the first capture comes before any claim (a claim needs a lone card)
-        if size and (rank(c) == rank(top) or rank(c) == JACK):
-            taker = g.side_of[s]
-            break
-        size, top = size + 1, c
-    if taker != side:
-        unknown.update(c for c in table if c not in turned)
     shown = {c for _, c in g.history}
-    for claimant, card in face_down:
-        if claimant != seat and card not in shown and card != sb:
-            unknown.add(card)
-    unknown.discard(sb)
+    unknown.update(card for claimant, card in face_down if claimant != seat and card not in shown and card != sb)
     return unknown
 
 
@@ -646,14 +629,7 @@ def play_and_check_bluff(settings, seed: int) -> int:
     return claims
 
 
-INVARIANT_PLAYERS = [
-    pytest.param(dict(num_players=2), id="2p"),
-    pytest.param(dict(num_players=3), id="3p"),
-    pytest.param(dict(num_players=4, partnerships=True), id="4p-partners"),
-    pytest.param(dict(num_players=4, partnerships=False), id="4p-solo"),
-    pytest.param(dict(num_players=5, decks=2), id="5p-2decks"),
-    pytest.param(dict(num_players=6, decks=2), id="6p-2decks"),
-]
+INVARIANT_PLAYERS = PLAYER_CONFIGS  # 2–6 players, partnerships, two decks
 BLUFF_VARIANTS = list(itertools.product(
     (False, True),  # bluff_jack_double
     (True, False),  # last_card_pisti
