@@ -1057,8 +1057,7 @@ class BatchedPisti:
         trainer's value network only; a policy must never read it."""
         if seat is None:
             seat = state.turn
-        where = torch.div(state.code, CODE_WIDTH, rounding_mode="floor").long()
-        category = self._hidden_category[(seat * self._num_locations)[:, None] + where]  # (B, 52)
+        category = self._hidden_category[(seat * self._num_locations)[:, None] + state.where.long()]  # (B, 52)
         return (category[:, :, None] == self._hidden_ids).float().view(self.batch_size, self.hidden_information_size)
 
 
