@@ -1,11 +1,12 @@
 """End-to-end throughput of self-play PPO training (collection + updates), with the split.
 
-Runs the trainer (``training.train.Trainer``) on its default config (or the flags given) for
-``--updates`` updates after one warm-up update and prints environment steps per second end to
-end and where the time went: the batched engine, the networks' inference while collecting,
-and the PPO update. As a reference measured in the same run it prints the samples per second
-of forward + backward + Adam of a plain MLP of two 256-wide layers at batch 4096 (float32), so
-figures from a busy machine can still be compared as ratios.
+Runs the trainer (``training.train.Trainer``) on its default config (or the flags given), with
+its opponent pool full of snapshots as in most of a run, for ``--updates`` updates after one
+warm-up update and prints environment steps per second end to end and where the time went:
+the batched engine, inference while collecting (the learner's networks and the pool's
+opponents choosing actions), and the PPO update. As a reference measured in the same run it
+prints the samples per second of forward + backward + Adam of a plain MLP of two 256-wide
+layers at batch 4096 (float32), so figures from a busy machine can still be compared as ratios.
 
 Usage: ``python benchmarks/bench_train.py [--updates 10] [--players 2] [--envs N] [--rollout T]
 [--precision auto|bf16|fp32] [--device cpu]``
@@ -59,6 +60,10 @@ def main() -> None:
             total_steps=(args.updates + 1) * args.envs * args.rollout,
         )
         trainer = Trainer(config)
+        # A full opponent pool, as for most of a real run (snapshots join every
+        # ``snapshot_every`` updates): every snapshot is one more network acting while collecting.
+        for i in range(config.pool_size):
+            trainer.pool.add_snapshot(trainer.network.policy, f"bench-snapshot-{i}")
         trainer.train_update()  # warm-up
         totals = {"env": 0.0, "inference": 0.0, "update": 0.0}
         steps = 0

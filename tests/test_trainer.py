@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 import random
 
 import numpy as np
@@ -51,6 +53,28 @@ def test_seat_credit_equals_what_the_aec_env_hands_each_agent():
     for t, reward in seen:
         assert float(credit.reward[t, 0]) == pytest.approx(reward)
     assert credit.terminal[:, 0].sum() == 3  # every seat's last move ends in the terminal state
+
+
+def test_pool_draws_by_margin_with_a_uniform_floor():
+    """An opponent's chance is ∝ exp(-learner's margin / temperature), so the ones that still
+    beat the learner come up most; ``uniform_share`` keeps every entry drawn at least
+    ``uniform_share / entries`` of the time (a stale record gets refreshed)."""
+    from training.opponents import OpponentPool
+    from pisti_env.rules import make_settings
+
+    pool = OpponentPool(make_settings(num_players=2), ("random", "greedy"), 4, 5.0, torch.device("cpu"))
+    pool.entries[0].margin, pool.entries[1].margin = 100.0, -5.0  # beats random by far, loses to greedy
+    p = pool.probabilities()
+    assert p.sum().item() == pytest.approx(1.0)
+    assert p[1] / p[0] == pytest.approx(math.exp(105 / 5.0))
+    pool.uniform_share = 0.2
+    floored = pool.probabilities()
+    assert floored.sum().item() == pytest.approx(1.0)
+    assert floored[0].item() == pytest.approx(0.8 * p[0].item() + 0.1)
+    draws = pool.draw(20_000, torch.Generator().manual_seed(0))
+    assert 0.08 < (draws == 0).float().mean().item() < 0.12
+    with pytest.raises(ValueError, match="uniform_share must be in"):
+        OpponentPool(make_settings(num_players=2), ("random",), 4, 5.0, torch.device("cpu"), uniform_share=1.5)
 
 
 def test_batched_baselines_choose_like_the_scripted_ones():
@@ -165,6 +189,11 @@ def test_checkpoint_round_trip_and_policy_plays_any_seat(tmp_path):
         env.step(None if term or trunc else policy.act(obs))
     meta = json.loads((path / "metadata.json").read_text())
     assert meta["obs_version"] == pisti_env.OBS_VERSION and meta["settings"]["num_players"] == 2
+    # Written through temporary files, yet with the permissions of any new file (umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    for file in path.iterdir():
+        assert file.stat().st_mode & 0o777 == 0o666 & ~umask, file
 
 
 def test_checkpoint_errors_are_clear(tmp_path):
@@ -190,6 +219,19 @@ def test_checkpoint_errors_are_clear(tmp_path):
     meta_path.write_text("{not json")
     with pytest.raises(CheckpointError, match="corrupt"):
         load_policy(path)
+
+
+def test_resuming_weights_of_another_layout_is_a_clear_error(tmp_path):
+    """A training checkpoint whose weights do not fit the networks its config builds (say, one
+    written by an older trainer) is refused with a message, not a half-loaded network."""
+    trainer = Trainer(tiny_config(tmp_path, value_hidden_sizes=(16,)))
+    path = trainer.save(tmp_path / "ckpt")
+    meta_path = path / "metadata.json"
+    meta = json.loads(meta_path.read_text())
+    meta["config"]["value_hidden_sizes"] = [32]
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="do not have the layout"):
+        Trainer.resume(path)
 
 
 def test_resume_continues_exactly(tmp_path):

@@ -105,21 +105,30 @@ class PolicyNetwork(nn.Module):
 
 class ValueNetwork(nn.Module):
     """(Observation, hidden information) -> expected rest-of-episode reward of the observer.
-    ``hidden_size`` 0 makes it a plain critic of the observation alone."""
+    ``hidden_size`` 0 makes it a plain critic of the observation alone.
 
-    def __init__(self, observation_size: int, hidden_size: int, hidden_sizes: Sequence[int] = (256, 256)) -> None:
+    The first layer reads the two inputs through two weight matrices whose outputs are added
+    (the same function as one layer over their concatenation, without copying every minibatch
+    into a concatenated tensor first)."""
+
+    def __init__(self, observation_size: int, hidden_size: int, hidden_sizes: Sequence[int] = (128, 128)) -> None:
         super().__init__()
-        self.net = mlp(observation_size + hidden_size, hidden_sizes, 1, output_gain=1.0)
+        if not hidden_sizes:
+            raise ValueError("the value network needs at least one hidden layer")
         self.observation_size = observation_size
         self.hidden_size = hidden_size
         self.hidden_sizes = tuple(int(h) for h in hidden_sizes)
+        self.observation_layer = _orthogonal(nn.Linear(observation_size, self.hidden_sizes[0]))
+        self.hidden_layer = _orthogonal(nn.Linear(hidden_size, self.hidden_sizes[0], bias=False)) if hidden_size else None
+        self.rest = mlp(self.hidden_sizes[0], self.hidden_sizes[1:], 1, output_gain=1.0)
 
     def forward(self, observation: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
-        if self.hidden_size:
+        x = self.observation_layer(observation)
+        if self.hidden_layer is not None:
             if hidden is None:
                 raise ValueError("this value network is privileged: pass the hidden information too")
-            observation = torch.cat([observation, hidden], 1)
-        return self.net(observation).squeeze(-1).float()
+            x = x + self.hidden_layer(hidden)
+        return self.rest(torch.tanh(x)).squeeze(-1).float()
 
 
 class ActorCritic(nn.Module):
@@ -132,7 +141,7 @@ class ActorCritic(nn.Module):
         card_features: int,
         hidden_sizes: Sequence[int] = (256, 256),
         hidden_information_size: int = 0,
-        value_hidden_sizes: Sequence[int] = (256, 256),
+        value_hidden_sizes: Sequence[int] = (128, 128),
         num_actions: int = NUM_ACTIONS,
     ) -> None:
         super().__init__()
@@ -189,5 +198,6 @@ def entropy(logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 def _orthogonal(layer: nn.Linear, gain: float = 2**0.5) -> nn.Linear:
     nn.init.orthogonal_(layer.weight, gain)
-    nn.init.zeros_(layer.bias)
+    if layer.bias is not None:
+        nn.init.zeros_(layer.bias)
     return layer

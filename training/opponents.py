@@ -114,8 +114,11 @@ class Opponent:
 class OpponentPool:
     """Baselines (always present) and the latest snapshots of the policy (at most ``size``).
 
-    A new game meets pool entry ``i`` with probability ∝ ``exp(-margin_i / temperature)``: the
-    opponents the learner beats by least (or that still beat it) come up most often.
+    A new game meets pool entry ``i`` with probability
+    ``(1 - uniform_share) * softmax(-margin / temperature)_i + uniform_share / len(entries)``:
+    the opponents the learner beats by least (or that still beat it) come up most often, and
+    every entry at least ``uniform_share / len(entries)`` of the time, so its record stays
+    current.
     """
 
     settings: Settings
@@ -123,9 +126,12 @@ class OpponentPool:
     size: int
     temperature: float
     device: torch.device
+    uniform_share: float = 0.0
     entries: list[Opponent] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.uniform_share <= 1.0:
+            raise ValueError(f"uniform_share must be in [0, 1], got {self.uniform_share!r}")
         for name in self.baselines:
             if name not in ("random", "greedy"):
                 raise ValueError(f"batched baselines are 'random' and 'greedy', got {name!r}")
@@ -146,7 +152,10 @@ class OpponentPool:
 
     def probabilities(self) -> torch.Tensor:
         margins = torch.tensor([e.margin for e in self.entries], dtype=torch.float64)
-        return torch.softmax(-margins / self.temperature, 0)
+        prioritised = torch.softmax(-margins / self.temperature, 0)
+        if not self.uniform_share:
+            return prioritised
+        return (1.0 - self.uniform_share) * prioritised + self.uniform_share / len(self.entries)
 
     def draw(self, count: int, generator: torch.Generator) -> torch.Tensor:
         """Pool indices for ``count`` new games."""

@@ -94,7 +94,8 @@ class SelfPlayCollector:
         self.episode_return = torch.zeros(B, n, device=dev)
         self.out = engine.reset(observation_out=self.storage.observation[0])
         self._assign_controllers(torch.ones(B, dtype=torch.bool, device=dev))
-        # Statistics since the last call to ``pop_stats``; seconds spent in the policy network.
+        # Statistics since the last call to ``pop_stats``; seconds spent choosing actions (the
+        # learner's networks and the pool's opponents), the rest of ``collect`` is the engine.
         self._finished: list[float] = []
         self.inference_seconds = 0.0
 
@@ -146,7 +147,6 @@ class SelfPlayCollector:
                 logits = networks.policy(obs)
                 value = networks.value(obs, st.hidden[t] if self.privileged else None)
             action = sample(logits, mask, self.generator)
-            self.inference_seconds += time.perf_counter() - started
             controller = self.controller[games, seat]
             for index in controller.unique().tolist():
                 if index == LEARNER:
@@ -154,6 +154,7 @@ class SelfPlayCollector:
                 rows = (controller == index).nonzero().squeeze(1)
                 with autocast(engine.device, self.precision):
                     action[rows] = self.pool.act(index, obs[rows], mask[rows], self.generator)
+            self.inference_seconds += time.perf_counter() - started
             st.mask[t] = mask
             st.action[t] = action
             st.logp[t] = log_probs(logits, mask).gather(1, action[:, None]).squeeze(1)

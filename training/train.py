@@ -28,7 +28,7 @@ import torch
 from pisti_env.batched import BatchedPisti, BatchState
 from pisti_env.rules import make_settings
 
-from .checkpoint import TRAINER_FILE, MODEL_FILE, load_tensors, read_metadata, save_checkpoint
+from .checkpoint import MODEL_FILE, TRAINER_FILE, CheckpointError, load_tensors, read_metadata, save_checkpoint
 from .config import TrainConfig
 from .network import ActorCritic, PolicyNetwork, autocast, entropy, log_probs, resolve_precision
 from .opponents import Opponent, OpponentPool
@@ -57,7 +57,9 @@ class Trainer:
         ).to(self.device)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=c.learning_rate, eps=1e-5)
         self.generator = torch.Generator(device=self.device).manual_seed(c.seed)
-        self.pool = OpponentPool(self.settings, tuple(c.baselines), c.pool_size, c.pool_temperature, self.device)
+        self.pool = OpponentPool(
+            self.settings, tuple(c.baselines), c.pool_size, c.pool_temperature, self.device, c.pool_uniform_share
+        )
         self.collector = SelfPlayCollector(
             self.engine, self.pool, c.self_play_share, c.rollout_steps, self.generator, c.precision, c.privileged_value
         )
@@ -78,35 +80,38 @@ class Trainer:
 
         credit = assign_seat_rewards(rollout.seat, rollout.rewards * c.reward_scale, rollout.done)
         advantages, returns = gae(rollout.value, rollout.seat, credit, rollout.end_values, c.gamma, c.gae_lambda)
+        # The learner's decisions, as indices into the flattened (T * B) rollout: each minibatch
+        # gathers its rows straight from the rollout (one copy, not one per network).
         learner = rollout.learner.reshape(-1).nonzero().squeeze(1)
         T, B = rollout.seat.shape
-        obs = rollout.observation[:T].reshape(T * B, -1)[learner]
-        hidden = rollout.hidden.reshape(T * B, -1)[learner]
-        mask = rollout.mask.reshape(T * B, -1)[learner]
-        action = rollout.action.reshape(-1)[learner]
-        old_logp = rollout.logp.reshape(-1)[learner]
-        old_values = rollout.value.reshape(-1)[learner]
-        advantages = advantages.reshape(-1)[learner]
-        returns = returns.reshape(-1)[learner]
+        obs = rollout.observation[:T].reshape(T * B, -1)
+        hidden = rollout.hidden.reshape(T * B, -1)
+        mask = rollout.mask.reshape(T * B, -1)
+        action = rollout.action.reshape(-1)
+        old_logp = rollout.logp.reshape(-1)
+        old_values = rollout.value.reshape(-1)
+        advantages = advantages.reshape(-1)
+        returns = returns.reshape(-1)
 
         n = learner.numel()
         minibatch = max(1, -(-n // c.num_minibatches))
         stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clip_fraction")}
         for _epoch in range(c.update_epochs):
-            order = torch.randperm(n, generator=self.generator, device=self.device)
+            order = learner[torch.randperm(n, generator=self.generator, device=self.device)]
             for begin in range(0, n, minibatch):
                 mb = order[begin : begin + minibatch]
+                mb_obs, mb_mask = obs[mb], mask[mb]
                 with autocast(self.device, c.precision):
-                    logits = self.network.policy(obs[mb])
-                    new_values = self.network.value(obs[mb], hidden[mb] if c.privileged_value else None)
-                logp = log_probs(logits, mask[mb])
+                    logits = self.network.policy(mb_obs)
+                    new_values = self.network.value(mb_obs, hidden[mb] if c.privileged_value else None)
+                logp = log_probs(logits, mb_mask)
                 new_logp = logp.gather(1, action[mb][:, None]).squeeze(1)
                 mb_adv = advantages[mb]
                 if c.norm_adv and mb.numel() > 1:
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
                 losses = ppo_losses(
                     new_logp, old_logp[mb], mb_adv, new_values, old_values[mb], returns[mb],
-                    entropy(logp, mask[mb]), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef,
+                    entropy(logp, mb_mask), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef,
                 )
                 self.optimizer.zero_grad()
                 losses.total.backward()
@@ -122,8 +127,9 @@ class Trainer:
         self.update += 1
         if c.snapshot_every and self.update % c.snapshot_every == 0:
             self.pool.add_snapshot(self.network.policy, f"snapshot@{self.step}")
-        variance = returns.var()
-        explained = 1.0 - (returns - old_values).var() / variance if variance > 0 else torch.tensor(0.0)
+        learner_returns = returns[learner]
+        variance = learner_returns.var()
+        explained = 1.0 - (learner_returns - old_values[learner]).var() / variance if variance > 0 else torch.tensor(0.0)
         inference = self.collector.inference_seconds
         self.collector.inference_seconds = 0.0
         metrics = {
@@ -204,7 +210,15 @@ class Trainer:
                 raise ValueError(f"{directory} has trained {metadata['step']} steps already: --steps {total_steps} is less")
             config = dataclasses.replace(config, total_steps=total_steps)
         trainer = cls(config)
-        trainer.network.load_state_dict(load_tensors(directory, MODEL_FILE, metadata))
+        weights = load_tensors(directory, MODEL_FILE, metadata)
+        expected = trainer.network.state_dict()
+        if set(weights) != set(expected) or any(weights[k].shape != v.shape for k, v in expected.items()):
+            raise CheckpointError(
+                f"{directory}: its networks' weights do not have the layout this trainer builds from its config "
+                f"(a checkpoint from an older trainer?); missing {sorted(set(expected) - set(weights))[:4]}, "
+                f"unexpected {sorted(set(weights) - set(expected))[:4]}"
+            )
+        trainer.network.load_state_dict(weights)
         tensors = load_tensors(directory, TRAINER_FILE, metadata)
         extra = metadata["trainer"]
         optimizer_state: dict[int, dict[str, torch.Tensor]] = {}
@@ -374,6 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=defaults.seed)
     p.add_argument("--device", default=defaults.device)
     p.add_argument("--threads", type=int, default=defaults.torch_threads)
+    p.add_argument("--pool-uniform-share", type=float, default=defaults.pool_uniform_share,
+                   help="share of pool opponents drawn uniformly rather than by margin (default 0; see TrainConfig)")
     p.add_argument("--eval-every", type=int, default=defaults.eval_every)
     p.add_argument("--eval-deals", type=int, default=defaults.eval_deals)
     p.add_argument("--out", default=defaults.out_dir, help="output directory (default runs/pisti)")
@@ -408,6 +424,7 @@ def _train_from_args(args: argparse.Namespace) -> int:
         seed=args.seed,
         device=args.device,
         torch_threads=args.threads,
+        pool_uniform_share=args.pool_uniform_share,
         eval_every=args.eval_every,
         eval_deals=args.eval_deals,
         out_dir=args.out,
