@@ -35,6 +35,7 @@ from .analysis import ladder_ratings, summarize_table, win_matrices
 from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, run_games
 from .players import load_player
 from .report import format_report, versions, write_json
+from .variant_flags import add_variant_arguments, variant_settings
 
 RATING_METHOD_2 = "Bradley–Terry on hand outcomes (draw = half a win), Elo scale"
 RATING_METHOD_N = "Bradley–Terry on the pairwise outcomes within each hand (draw = half a win), Elo scale"
@@ -212,12 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per table (default 2000)")
     parser.add_argument("--matches", type=int, default=100, help="duplicate matches per table (default 100; 0: none)")
     parser.add_argument("--target", type=int, default=151, help="match target (R24, default 151)")
-    parser.add_argument("--double-pisti", type=int, default=20, choices=(20, 10, 0), help="R14 (default 20)")
-    parser.add_argument("--no-last-card-pisti", action="store_true", help="R16: no pişti with the hand's last card")
-    parser.add_argument("--ten-diamonds-bonus", type=int, default=0, choices=(0, 3), help="R17 (default 0)")
-    parser.add_argument("--show-stock-bottom", action="store_true", help="R28")
-    parser.add_argument("--bluff", action="store_true", help="the bluff variant (R29)")
-    parser.add_argument("--bluff-jack-double", action="store_true", help="doubled bluff stakes on a lone Jack (R29)")
+    add_variant_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     parser.add_argument("--workers", type=int, default=default_workers(), help="processes (default: every core)")
     parser.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the rating intervals")
@@ -244,12 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             bootstrap=args.bootstrap,
             seatings=args.seatings,
             progress=not args.quiet,
-            double_pisti=args.double_pisti,
-            last_card_pisti=not args.no_last_card_pisti,
-            ten_diamonds_pisti_bonus=args.ten_diamonds_bonus,
-            show_stock_bottom=args.show_stock_bottom,
-            bluff=args.bluff,
-            bluff_jack_double=args.bluff_jack_double,
+            **variant_settings(args),
         )
     except (ValueError, TypeError, RuntimeError) as err:
         print(f"pisti-eval: error: {err}", file=sys.stderr)

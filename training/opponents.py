@@ -153,8 +153,6 @@ class OpponentPool:
     def probabilities(self) -> torch.Tensor:
         margins = torch.tensor([e.margin for e in self.entries], dtype=torch.float64)
         prioritised = torch.softmax(-margins / self.temperature, 0)
-        if not self.uniform_share:
-            return prioritised
         return (1.0 - self.uniform_share) * prioritised + self.uniform_share / len(self.entries)
 
     def draw(self, count: int, generator: torch.Generator) -> torch.Tensor:

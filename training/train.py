@@ -34,6 +34,7 @@ from .network import ActorCritic, PolicyNetwork, autocast, entropy, log_probs, r
 from .opponents import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, ppo_losses
 from .rollout import SelfPlayCollector
+from .variant_flags import add_variant_arguments, variant_settings
 
 EVAL_BASELINES = ("random", "greedy")  # what periodic evaluations play against (the harness)
 
@@ -375,12 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, default=defaults.num_players, help="2, 3 or 4 (default 2)")
     p.add_argument("--no-partnerships", action="store_true", help="4 players each for themselves")
     p.add_argument("--target", type=int, default=defaults.target, help="match target (default 151); 0 = single hands")
-    p.add_argument("--double-pisti", type=int, default=defaults.double_pisti, choices=(20, 10, 0))
-    p.add_argument("--no-last-card-pisti", action="store_true")
-    p.add_argument("--ten-diamonds-bonus", type=int, default=defaults.ten_diamonds_pisti_bonus, choices=(0, 3))
-    p.add_argument("--show-stock-bottom", action="store_true")
-    p.add_argument("--bluff", action="store_true", help="the bluff variant (R29)")
-    p.add_argument("--bluff-jack-double", action="store_true", help="doubled bluff stakes on a lone Jack (R29)")
+    add_variant_arguments(p)
     p.add_argument("--steps", type=float, default=None,
                    help=f"environment steps (default {defaults.total_steps:.0e}); with --resume: extend the run to this many")
     p.add_argument("--envs", type=int, default=defaults.num_envs)
@@ -412,12 +408,7 @@ def _train_from_args(args: argparse.Namespace) -> int:
         num_players=args.players,
         partnerships=False if args.no_partnerships else None,
         target=args.target or None,
-        double_pisti=args.double_pisti,
-        last_card_pisti=not args.no_last_card_pisti,
-        ten_diamonds_pisti_bonus=args.ten_diamonds_bonus,
-        show_stock_bottom=args.show_stock_bottom,
-        bluff=args.bluff,
-        bluff_jack_double=args.bluff_jack_double,
+        **variant_settings(args),
         total_steps=int(args.steps) if args.steps is not None else TrainConfig.total_steps,
         num_envs=args.envs,
         rollout_steps=args.rollout,
