@@ -50,7 +50,7 @@ from pisti_env.game import (
 )
 
 from test_bluff import F, O, bluff_game, down, snapshot, to_claim  # hand-built R29 situations
-from test_invariants import PLAYER_CONFIGS
+from test_invariants import PLAYER_CONFIGS, check_conservation
 from test_no_leak import rules_unknown as plain_rules_unknown
 
 C = pisti_env.parse_card
@@ -529,63 +529,14 @@ class BluffShadow:
 
 
 def check_bluff_conservation(g: Game, shadow: BluffShadow | None = None) -> None:
-    """Every physical card in exactly one place with a consistent location code; counters
-    consistent with the cards (R20, R30 bookkeeping) and with the shadow tally, if given."""
-    n_cards = g.settings.num_cards
-    where = g.where
-    sides = g.num_sides
-    assert sorted(g.deck) == list(range(n_cards))
-    place: dict[int, str] = {}
-
-    def put(p: int, what: str) -> None:
-        assert p not in place, f"card {p} is both in {place[p]} and in {what}"
-        place[p] = what
-
-    for seat, hand in enumerate(g.hands):
-        for p in hand:
-            put(p, f"hand {seat}")
-            assert where[p] in (LOC_HAND + seat, LOC_HAND_SHOWN + seat)
-    for p in g.pile:
-        put(p, "pile")
-        assert where[p] in (LOC_PILE_UP, LOC_PILE_JACK, LOC_PILE_HIDDEN)
-    for p in g.deck[g.stock_pos:]:
-        put(p, "stock")
-        assert where[p] in (LOC_STOCK, LOC_STOCK_SHOWN)
-    if g.claimant >= 0:
-        put(g.claim_card, "claim")
-        expected = LOC_PILE_DOWN_SHOWN if g.claim_card == g.stock_bottom else LOC_PILE_DOWN + g.claimant
-        assert where[g.claim_card] == expected and g.played_by[g.claim_card] == NOBODY
-        assert len(g.pile) == 1
-    count, points, shown_points = [0] * sides, [0] * sides, [0] * sides
-    down_per_seat = [0] * g.num_players
-    for p in range(n_cards):
-        if p in place:
-            continue
-        loc = where[p]
-        if LOC_CAPT_SHOWN <= loc < LOC_CAPT_SHOWN + sides:
-            side = loc - LOC_CAPT_SHOWN
-            shown_points[side] += card_points(p)
-        elif LOC_CAPT_HIDDEN <= loc < LOC_CAPT_HIDDEN + sides:
-            side = loc - LOC_CAPT_HIDDEN
-        elif LOC_CAPT_DOWN <= loc < LOC_CAPT_DOWN + g.num_players:
-            side = g.side_of[loc - LOC_CAPT_DOWN]
-            down_per_seat[loc - LOC_CAPT_DOWN] += 1
-            assert g.played_by[p] == NOBODY, "a believed card was never shown"
-        else:
-            raise AssertionError(f"card {p} is nowhere (location code {loc})")
-        count[side] += 1
-        points[side] += card_points(p)
-    assert count == g.captured_count and points == g.card_points
+    """The card bookkeeping of :func:`test_invariants.check_conservation` (face-down cards
+    included), believed cards per seat against the claims record, and the counters against
+    the shadow tally, if given."""
+    check_conservation(g)
     # Believed cards per seat: the believed claims of the record whose card nobody saw.
     believed = Counter(c for c, _, _, answer, shown in g.claims if answer == BELIEVE and shown < 0)
-    assert down_per_seat == [believed[s] for s in range(g.num_players)]
-    # played_by: exactly the shown cards of the history, face up somewhere.
-    played = sorted((g.played_by[p] - PLAYED_BY, p % 52) for p in range(n_cards) if g.played_by[p] != NOBODY)
-    assert played == sorted(g.history)
-    # Public points this hand: face-up captured card points, pişti and bluff points (R30).
-    if not g.done:
-        assert g.public_points == [shown_points[i] + g.pisti_points[i] + g.bluff_points[i] for i in range(sides)]
-        assert g.public_total == [g.match_scores[i] + g.public_points[i] for i in range(sides)]
+    down_per_seat = [sum(loc == LOC_CAPT_DOWN + seat for loc in g.where) for seat in range(g.num_players)]
+    assert down_per_seat == [believed[seat] for seat in range(g.num_players)]
     if shadow is not None and not g.done:
         assert g.captured_count == shadow.cards and g.card_points == shadow.points
         assert g.pisti_count == shadow.pisti and g.double_pisti_count == shadow.double

@@ -20,10 +20,13 @@ import pisti_env
 from pisti_env import Game, make_settings
 from pisti_env.cards import POINTS
 from pisti_env.game import (
+    LOC_CAPT_DOWN,
     LOC_CAPT_HIDDEN,
     LOC_CAPT_SHOWN,
     LOC_HAND,
     LOC_HAND_SHOWN,
+    LOC_PILE_DOWN,
+    LOC_PILE_DOWN_SHOWN,
     LOC_PILE_HIDDEN,
     LOC_PILE_JACK,
     LOC_PILE_UP,
@@ -64,7 +67,8 @@ def pile_hidden(g: Game) -> int:
 
 
 def check_conservation(g: Game) -> None:
-    """Every physical card is in exactly one place and its location code agrees (R30 bookkeeping)."""
+    """Every physical card is in exactly one place and its location code agrees (R30
+    bookkeeping), the bluff variant's face-down cards (R29) included."""
     s = g.settings
     n_cards = s.num_cards
     where = g.where
@@ -87,6 +91,11 @@ def check_conservation(g: Game) -> None:
     for p in g.deck[g.stock_pos :]:
         put(p, "stock")
         assert where[p] in (LOC_STOCK, LOC_STOCK_SHOWN), (p, where[p])
+    if g.claimant >= 0:  # R29: the face-down card of a claim waiting for its answer
+        put(g.claim_card, "claim")
+        expected = LOC_PILE_DOWN_SHOWN if g.claim_card == g.stock_bottom else LOC_PILE_DOWN + g.claimant
+        assert where[g.claim_card] == expected and g.played_by[g.claim_card] == NOBODY
+        assert len(g.pile) == 1
     # Everything else has been captured (or swept) by some side.
     count = [0] * g.num_sides
     points = [0] * g.num_sides
@@ -102,6 +111,9 @@ def check_conservation(g: Game) -> None:
         elif LOC_CAPT_HIDDEN <= loc < LOC_CAPT_HIDDEN + g.num_sides:
             side = loc - LOC_CAPT_HIDDEN
             hidden_captured += 1
+        elif LOC_CAPT_DOWN <= loc < LOC_CAPT_DOWN + g.num_players:  # R29: a believed card
+            side = g.side_of[loc - LOC_CAPT_DOWN]
+            assert g.played_by[p] == NOBODY, "a believed card was never shown"
         else:
             raise AssertionError(f"card {p} is nowhere (location code {loc})")
         count[side] += 1
@@ -140,9 +152,11 @@ def check_conservation(g: Game) -> None:
     for p in range(n_cards):
         if g.played_by[p] != NOBODY:
             assert where[p] == LOC_PILE_UP or LOC_CAPT_SHOWN <= where[p] < LOC_CAPT_SHOWN + g.num_sides
-    # R30 bookkeeping: public points this hand = face-up card points + pişti points.
+    # R30 bookkeeping: public points this hand = face-up card points + pişti and bluff points.
     if not g.done:
-        assert list(g.public_points) == [shown_points[i] + g.pisti_points[i] for i in range(g.num_sides)]
+        assert list(g.public_points) == [
+            shown_points[i] + g.pisti_points[i] + g.bluff_points[i] for i in range(g.num_sides)
+        ]
         assert list(g.public_total) == [g.match_scores[i] + g.public_points[i] for i in range(g.num_sides)]
 
 
