@@ -41,7 +41,8 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from .cards import JACK, NUM_CARD_IDS, POINTS, RANK, TEN_DIAMONDS, parse_card
+from .cards import JACK, NUM_CARD_IDS, RANK, TEN_DIAMONDS, parse_card
+from .scoring import POINTS
 from .game import (
     BELIEVE,
     BLUFF_COUNTERS,

@@ -1,4 +1,6 @@
-"""Card identifiers, ranks, text codes and point values (RULES.md R1, R2, R20).
+"""Card identifiers, ranks, text codes and the deal sizes (RULES.md R1, R2, R6).
+
+Card points (R20) are scoring: :mod:`pisti_env.scoring`.
 
 A *card id* is ``suit * 13 + rank`` (R2): suits in the order clubs, diamonds, hearts,
 spades and ranks in the order A 2 … 10 J Q K. It is also the action id for playing that
@@ -14,42 +16,36 @@ from typing import Iterable
 NUM_CARD_IDS = 52
 SUITS = "CDHS"
 SUIT_SYMBOLS = "♣♦♥♠"
+NUM_RANKS = 13
 RANK_NAMES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 ACE, JACK = 0, 10
 
-TWO_CLUBS = 0 * 13 + 1  # 2♣ = 1
-TEN_DIAMONDS = 1 * 13 + 9  # 10♦ = 22
+TWO_CLUBS = 0 * NUM_RANKS + 1  # 2♣ = 1
+TEN_DIAMONDS = 1 * NUM_RANKS + 9  # 10♦ = 22
 
 
 def card_id(suit: int, rank: int) -> int:
     """The card id of R2 for ``suit`` (0..3, C D H S) and ``rank`` (0..12, A..K)."""
-    return suit * 13 + rank
+    return suit * NUM_RANKS + rank
 
 
 def rank_of(card: int) -> int:
     """Rank 0..12 (A..K) of a card id or physical index."""
-    return card % 13
+    return card % NUM_RANKS
 
 
 def suit_of(card: int) -> int:
     """Suit 0..3 (C D H S) of a card id or physical index."""
-    return (card % NUM_CARD_IDS) // 13
+    return (card % NUM_CARD_IDS) // NUM_RANKS
 
 
-def card_points(card: int) -> int:
-    """Points a captured card scores (R20): Ace 1, Jack 1, 2♣ 2, 10♦ 3, others 0."""
-    card %= NUM_CARD_IDS
-    if card == TEN_DIAMONDS:
-        return 3
-    if card == TWO_CLUBS:
-        return 2
-    return 1 if rank_of(card) in (ACE, JACK) else 0
-
-
-# Lookup tables indexed by physical index (covers two decks); the engine's hot path uses them.
-RANK = tuple(p % 13 for p in range(2 * NUM_CARD_IDS))
-POINTS = tuple(card_points(p) for p in range(2 * NUM_CARD_IDS))
+# Lookup tables indexed by physical index (covers two decks); the engines' hot paths use them.
+RANK = tuple(p % NUM_RANKS for p in range(2 * NUM_CARD_IDS))
 IS_JACK = tuple(r == JACK for r in RANK)
+
+# The deal (R6): four cards to the table, then four to each player, again from the stock (R18).
+TABLE_SIZE = 4
+HAND_SIZE = 4
 
 
 def card_to_text(card: int) -> str:

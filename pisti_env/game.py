@@ -33,51 +33,22 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
-from .cards import IS_JACK, JACK, NUM_CARD_IDS, POINTS, RANK, TEN_DIAMONDS, card_to_text, parse_card
+from .cards import IS_JACK, JACK, NUM_CARD_IDS, RANK, TEN_DIAMONDS, card_to_text, parse_card
+from .scoring import POINTS
 from .rules import Settings, make_settings
 
-# --- location codes of a physical card (the ``where`` bytearray) -------------------------
-LOC_STOCK = 0  # in the stock, unseen
-LOC_STOCK_SHOWN = 1  # the shown stock-bottom card, still in the stock (R28)
-LOC_HAND = 2  # + seat: in that seat's hand, known to that seat only
-LOC_HAND_SHOWN = 8  # + seat: the shown stock-bottom card in that seat's hand (R28)
-LOC_PILE_UP = 14  # face up in the table pile
-LOC_PILE_JACK = 15  # a Jack moved to the bottom at the deal: public (R7)
-LOC_PILE_HIDDEN = 16  # a table card never turned up (R8)
-LOC_CAPT_SHOWN = 17  # + side: captured by that side, seen by everyone
-LOC_CAPT_HIDDEN = 23  # + side: never-shown table card captured by that side (R8)
-PLAYED_BY = 32  # + seat: ``played_by`` code of a card that seat played face up this hand
-LOC_PILE_DOWN = 38  # + seat: the face-down card of a pending claim, known to that seat only (R29)
-LOC_CAPT_DOWN = 44  # + seat: a believed face-down card, captured by that seat's side, known to
-# that seat only, not even to its partner (R29, R30, R31)
-LOC_PILE_DOWN_SHOWN = 50  # the shown stock-bottom card (R28) played face down: everyone knows it
-NOBODY = 255  # ``played_by`` code of a card nobody has played face up
-# (``where`` and ``played_by`` codes are disjoint so one lookup table can map both. A face-down
-# card keeps ``played_by`` = NOBODY until it is shown: who played it would give it away.)
+# TRANSITIONAL (issue 11): aliases of the facts now owned by pisti_env.locations, .actions,
+# .scoring and .counters, kept only until every module imports those; to be removed.
+from . import locations as _loc
+from .actions import BELIEVE, CHALLENGE, FACE_DOWN, action_to_text
+from .cards import HAND_SIZE, TABLE_SIZE
+from .counters import BLUFF_COUNTERS
+from .scoring import BLUFF_STAKE, MAJORITY_POINTS, PISTI_POINTS
 
-# --- actions of the bluff variant (R29) ----------------------------------------------------
-FACE_DOWN = 52  # + card id: play that card face down, claiming a pişti
-BELIEVE = 104
-CHALLENGE = 105
-
-HAND_SIZE = 4  # cards per player per deal (R6.2)
-TABLE_SIZE = 4  # cards dealt to the table (R6.1)
-MAJORITY_POINTS = 3  # R21
-PISTI_POINTS = 10  # R13
-BLUFF_STAKE = 10  # R29: believed 10, challenged 20; doubled on a lone Jack with bluff_jack_double
-BLUFF_COUNTERS = ("bluff_claims", "bluff_believed", "bluff_challenged_true", "bluff_challenged_false")
-
-
-def action_to_text(action: int) -> str:
-    """Text of an action id: ``"7C"`` (face up, R2), ``"7C face down"``, ``"believe"``,
-    ``"challenge"`` (R29)."""
-    if action == BELIEVE:
-        return "believe"
-    if action == CHALLENGE:
-        return "challenge"
-    if FACE_DOWN <= action < BELIEVE:
-        return f"{card_to_text(action - FACE_DOWN)} face down"
-    return card_to_text(action)
+LOC_STOCK, LOC_STOCK_SHOWN, LOC_HAND, LOC_HAND_SHOWN = _loc.STOCK, _loc.STOCK_SHOWN, _loc.HAND, _loc.HAND_SHOWN
+LOC_PILE_UP, LOC_PILE_JACK, LOC_PILE_HIDDEN = _loc.PILE_UP, _loc.PILE_JACK, _loc.PILE_HIDDEN
+LOC_CAPT_SHOWN, LOC_CAPT_HIDDEN, PLAYED_BY = _loc.CAPT_SHOWN, _loc.CAPT_HIDDEN, _loc.PLAYED_BY
+LOC_PILE_DOWN, LOC_CAPT_DOWN, LOC_PILE_DOWN_SHOWN, NOBODY = _loc.PILE_DOWN, _loc.CAPT_DOWN, _loc.PILE_DOWN_SHOWN, _loc.NOBODY
 
 
 def _legal_text(legal: list[int]) -> str:
@@ -732,19 +703,7 @@ class Game:
         return deck
 
 
-def unknown_location_codes(seat: int, side: int) -> frozenset[int]:
-    """Location codes whose cards ``seat`` (of ``side``) cannot identify (R31): the unseen stock,
-    other seats' hands (not the shown stock bottom, R28), table cards never turned up (R8)
-    unless its own side captured them, and other seats' face-down cards never shown (R29). The observation encoder and :meth:`Game.determinize`
-    both use this one definition."""
-    codes = {LOC_STOCK, LOC_PILE_HIDDEN}
-    codes.update(LOC_HAND + s for s in range(6) if s != seat)
-    codes.update(LOC_CAPT_HIDDEN + s for s in range(6) if s != side)
-    # R29/R31: a face-down card never shown is known to the seat that played it only, not
-    # even to its partner (R30).
-    codes.update(LOC_PILE_DOWN + s for s in range(6) if s != seat)
-    codes.update(LOC_CAPT_DOWN + s for s in range(6) if s != seat)
-    return frozenset(codes)
+unknown_location_codes = _loc.unknown_codes  # TRANSITIONAL (issue 11)
 
 
 def _cut_stock_bottom(deck: list[int]) -> None:

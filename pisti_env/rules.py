@@ -13,6 +13,11 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+from .actions import num_actions
+from .cards import NUM_CARD_IDS
+from .locations import MAX_SEATS
+from .scoring import DOUBLE_PISTI_CHOICES, TEN_DIAMONDS_BONUS_CHOICES
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -50,11 +55,11 @@ class Settings:
         def put(name: str, value: Any) -> None:  # normalise (e.g. NumPy ints) on a frozen object
             object.__setattr__(self, name, value)
 
-        num_players = _check_int("num_players", self.num_players, "2..6")
+        num_players = _check_int("num_players", self.num_players, f"2..{MAX_SEATS}")
         decks = _check_int("decks", self.decks, "1 or 2")
         if decks not in (1, 2):
             raise ValueError(f"setting 'decks' must be 1 or 2, got {decks}")
-        if num_players not in (2, 3, 4, 5, 6):
+        if not 2 <= num_players <= MAX_SEATS:
             raise ValueError(f"setting 'num_players' must be 2, 3 or 4 (5 or 6 with decks=2), got {num_players}")
         if num_players >= 5 and decks != 2:
             raise ValueError(
@@ -86,14 +91,16 @@ class Settings:
             raise ValueError(f"setting 'win_margin' must be 0 (off) or a positive int, got {win_margin}")
         put("win_margin", win_margin)
 
-        double_pisti = _check_int("double_pisti", self.double_pisti, "20, 10 or 0")
-        if double_pisti not in (20, 10, 0):
-            raise ValueError(f"setting 'double_pisti' must be 20, 10 or 0 (R14), got {double_pisti}")
+        double_pisti = _check_int("double_pisti", self.double_pisti, _choices(DOUBLE_PISTI_CHOICES))
+        if double_pisti not in DOUBLE_PISTI_CHOICES:
+            raise ValueError(f"setting 'double_pisti' must be {_choices(DOUBLE_PISTI_CHOICES)} (R14), got {double_pisti}")
         put("double_pisti", double_pisti)
 
-        bonus = _check_int("ten_diamonds_pisti_bonus", self.ten_diamonds_pisti_bonus, "0 or 3")
-        if bonus not in (0, 3):
-            raise ValueError(f"setting 'ten_diamonds_pisti_bonus' must be 0 or 3 (R17), got {bonus}")
+        bonus = _check_int("ten_diamonds_pisti_bonus", self.ten_diamonds_pisti_bonus, _choices(TEN_DIAMONDS_BONUS_CHOICES))
+        if bonus not in TEN_DIAMONDS_BONUS_CHOICES:
+            raise ValueError(
+                f"setting 'ten_diamonds_pisti_bonus' must be {_choices(TEN_DIAMONDS_BONUS_CHOICES)} (R17), got {bonus}"
+            )
         put("ten_diamonds_pisti_bonus", bonus)
 
         for name in ("last_card_pisti", "show_stock_bottom", "bluff", "bluff_jack_double"):
@@ -115,12 +122,12 @@ class Settings:
     def num_actions(self) -> int:
         """Size of the action space: 52 card ids (R2), or 106 with the bluff variant (R29:
         52 + card id plays face down, 104 believes, 105 challenges)."""
-        return 106 if self.bluff else 52
+        return num_actions(self.bluff)
 
     @property
     def num_cards(self) -> int:
         """Physical cards in play: 52 per deck."""
-        return 52 * self.decks
+        return NUM_CARD_IDS * self.decks
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -139,6 +146,11 @@ def make_settings(**kwargs: Any) -> Settings:
     if unknown:
         raise ValueError(f"unknown setting(s) {unknown}; allowed settings are {list(SETTING_NAMES)}")
     return Settings(**kwargs)
+
+
+def _choices(values: tuple[int, ...]) -> str:
+    """``(20, 10, 0)`` -> ``"20, 10 or 0"``."""
+    return ", ".join(map(str, values[:-1])) + f" or {values[-1]}"
 
 
 def _check_int(name: str, value: Any, allowed: str) -> int:

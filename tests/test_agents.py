@@ -31,7 +31,7 @@ from pisti_env.agents import (
 )
 from pisti_env.agents.endgame import endgame_values
 from pisti_env.agents.expert import hold_probability
-from pisti_env.agents.scoring import pisti_value
+from pisti_env.scoring import pisti_value
 
 from helpers import deck_with_prefix, play
 

@@ -336,7 +336,7 @@ def test_R28_R29_the_shown_stock_bottom_card_stays_known_face_down():
                 lone = g.pile[0]
                 g.step(BELIEVE)
                 assert g.where[sb] == LOC_CAPT_SHOWN + seat
-                assert g.public_points[seat] == points + 10 + pisti_env.cards.POINTS[sb] + pisti_env.cards.POINTS[lone]
+                assert g.public_points[seat] == points + 10 + pisti_env.scoring.POINTS[sb] + pisti_env.scoring.POINTS[lone]
                 assert g.claims[-1][4] == sb
                 return
             g.step(rng.choice(legal))

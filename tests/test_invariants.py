@@ -18,7 +18,7 @@ import pytest
 
 import pisti_env
 from pisti_env import Game, make_settings
-from pisti_env.cards import POINTS
+from pisti_env.scoring import POINTS
 from pisti_env.game import (
     LOC_CAPT_DOWN,
     LOC_CAPT_HIDDEN,

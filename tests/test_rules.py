@@ -733,7 +733,7 @@ def test_R20_card_points():
 
 
 def test_R20_values_of_every_card():
-    from pisti_env.cards import card_points
+    from pisti_env.scoring import card_points
 
     expected = {c: 0 for c in range(52)}
     for c in ids("AC AD AH AS JC JD JH JS"):

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from pisti_env.cards import JACK, NUM_CARD_IDS, POINTS, RANK, TEN_DIAMONDS
+from pisti_env.cards import JACK, NUM_CARD_IDS, RANK, TEN_DIAMONDS
+from pisti_env.scoring import POINTS
 from pisti_env.game import BELIEVE, CHALLENGE
 from pisti_env.observation import CARDS_SCALE, HAND_SCALE, ObservationLayout
 from pisti_env.rules import Settings

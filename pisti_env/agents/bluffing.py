@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 
-from ..cards import IS_JACK, POINTS, RANK
+from ..cards import IS_JACK, RANK
+from ..scoring import POINTS
 from ..rules import Settings
 from .view import SeatView
 

@@ -10,9 +10,9 @@ not needed.
 
 from __future__ import annotations
 
-from ..cards import JACK, POINTS, RANK
+from ..cards import JACK, RANK
+from ..scoring import POINTS, pisti_value
 from ..rules import Settings
-from .scoring import pisti_value
 
 MAJORITY = 3  # R21
 

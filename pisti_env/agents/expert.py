@@ -35,12 +35,12 @@ from __future__ import annotations
 import itertools
 import math
 
-from ..cards import JACK, POINTS, RANK
+from ..cards import JACK, RANK
+from ..scoring import POINTS, captures, pisti_value
 from ..game import BELIEVE, CHALLENGE, FACE_DOWN
 from .base import Agent
 from .bluffing import bluff_stake, challenge_pays, challenge_probability, claim_true_probability, hold_probability
 from .endgame import endgame_values
-from .scoring import captures, pisti_value
 from .view import SeatView
 
 __all__ = ["ExpertAgent", "hold_probability"]

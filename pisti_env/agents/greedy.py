@@ -11,11 +11,11 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from ..cards import JACK, POINTS, RANK
+from ..cards import JACK, RANK
+from ..scoring import POINTS, pisti_value
 from ..game import BELIEVE, CHALLENGE, FACE_DOWN
 from ..rules import Settings
 from .base import Agent
-from .scoring import pisti_value
 from .view import SeatView
 
 JACK_DISCARD_COST = 10  # a Jack is the last card greedy throws away without capturing

@@ -24,7 +24,8 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from ..cards import NUM_CARD_IDS, POINTS
+from ..cards import NUM_CARD_IDS
+from ..scoring import POINTS
 from ..game import BELIEVE, CHALLENGE, FACE_DOWN, Game
 from .base import Agent
 from .bluffing import challenge_probability, claim_true_probability

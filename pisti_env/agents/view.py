@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ..cards import JACK, NUM_CARD_IDS, POINTS, RANK
+from ..cards import JACK, NUM_CARD_IDS, RANK
+from ..scoring import POINTS
 from ..game import (
     BLUFF_COUNTERS,
     FACE_DOWN,
