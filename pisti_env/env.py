@@ -36,7 +36,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .game import Game
-from .observation import OBS_VERSION, ObservationEncoder
+from .observation import ObservationEncoder
 from .render import render_text
 from .rules import make_settings
 
@@ -96,7 +96,6 @@ class raw_env(AECEnv):
         self.illegal_action = illegal_action
         self.settings = make_settings(**settings)
         self.encoder = ObservationEncoder(self.settings)
-        self.obs_version = OBS_VERSION
         n = self.settings.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}

@@ -2,53 +2,60 @@
 
 Everything here follows ``RULES.md``; comments cite its rule numbers. The engine never reads
 the clock or global random state: every random choice comes from the ``random.Random`` seeded
-by the caller (R5, R7).
+by the caller (R5, R7). The rule facts themselves (location codes, action ids, scores, counter
+rows) live in :mod:`~pisti_env.locations`, :mod:`~pisti_env.actions`, :mod:`~pisti_env.scoring`
+and :mod:`~pisti_env.counters`.
 
-State is kept in a few flat containers so that a step is cheap and a clone is a handful of
-list copies:
+State is kept in a few flat containers so that a step is cheap:
 
 * ``hands[seat]``: the physical cards (``copy * 52 + id``, see :mod:`pisti_env.cards`) in
   each hand; ``pile``: the table pile, bottom first; ``deck[stock_pos:]``: the stock.
-* ``where[p]``: a location code (``LOC_*`` below) for every physical card. It records both
-  where a card is and who may know it (R30–R31), and is what the observation encoder reads.
-* ``played_by[p]``: ``PLAYED_BY + seat`` for the seat that played card ``p`` face up this
-  hand, or ``NOBODY``.
+* ``where[p]``: a location code (:mod:`pisti_env.locations`) for every physical card. It records
+  both where a card is and who may know it (R30–R31), and is what the observation encoder reads.
+* ``played_by[p]``: ``loc.PLAYED_BY + seat`` for the seat that played card ``p`` face up this
+  hand, or ``loc.NOBODY``.
+* ``counts[row][side]``: the per-side counters, one row per :class:`~pisti_env.counters.Counter`
+  (the rows of the batched engine's ``side_counts``): captured cards, points, piştis, the match
+  totals and, with the bluff variant, bluff points and claim counts. They are updated as cards
+  move; the old attribute names (``captured_count``, ``match_scores``, ...) read the live rows.
 
-Per-side counters (captured cards, points, piştis) are updated as cards move, and
-``public_total[side]`` holds every point of that side that all seats can count (R30): the
-match total plus this hand's face-up card points, pişti and bluff points; hidden card points
-and the majority join it at the end of the hand.
+:attr:`Game.public_total` (every point of a side that all seats can count, R30) is computed from
+the table: the match total plus this hand's face-up card points, pişti and bluff points; hidden
+card points and the majority join it at the end of the hand.
 
 The bluff variant (R29, ``bluff=True``): actions are plain ints, so face-down plays
 (``FACE_DOWN + card id`` = 52–103) and the answers (``BELIEVE`` = 104, ``CHALLENGE`` = 105)
 extend the same action space. A face-down play leaves the lone card in ``pile`` and puts the
-claim in ``claimant``/``claim_card`` (the card at ``LOC_PILE_DOWN + claimant``, known to its
+claim in ``claimant``/``claim_card`` (the card at ``loc.PILE_DOWN + claimant``, known to its
 player only); the answer is a turn of its own (``turn`` moves to the seat that played the lone
 card), then play goes on with the seat after the claimant. A believed card is captured at
-``LOC_CAPT_DOWN + claimant``: its side counts it, but only its player knows it (R30, R31).
+``loc.CAPT_DOWN + claimant``: its side counts it, but only its player knows it (R30, R31).
 """
 
 from __future__ import annotations
 
 import random
+from itertools import chain
 from typing import Any, Sequence
 
-from .cards import IS_JACK, JACK, NUM_CARD_IDS, RANK, TEN_DIAMONDS, card_to_text, parse_card
-from .scoring import POINTS
-from .rules import Settings, make_settings
-
-# TRANSITIONAL (issue 11): aliases of the facts now owned by pisti_env.locations, .actions,
-# .scoring and .counters, kept only until every module imports those; to be removed.
-from . import locations as _loc
+from . import locations as loc
 from .actions import BELIEVE, CHALLENGE, FACE_DOWN, action_to_text
-from .cards import HAND_SIZE, TABLE_SIZE
-from .counters import BLUFF_COUNTERS
-from .scoring import BLUFF_STAKE, MAJORITY_POINTS, PISTI_POINTS
+from .cards import HAND_SIZE, IS_JACK, JACK, NUM_CARD_IDS, RANK, TABLE_SIZE, card_to_text, parse_card
+from .counters import BLUFF_RESULT_ROWS, COUNTED_RESULT_ROWS, HAND_RESULT_KEYS, Counter, num_counters
+from .rules import Settings, make_settings
+from .scoring import CHALLENGE_FACTOR, POINTS, bluff_stake, is_double_pisti, majority_points, pisti_value
 
-LOC_STOCK, LOC_STOCK_SHOWN, LOC_HAND, LOC_HAND_SHOWN = _loc.STOCK, _loc.STOCK_SHOWN, _loc.HAND, _loc.HAND_SHOWN
-LOC_PILE_UP, LOC_PILE_JACK, LOC_PILE_HIDDEN = _loc.PILE_UP, _loc.PILE_JACK, _loc.PILE_HIDDEN
-LOC_CAPT_SHOWN, LOC_CAPT_HIDDEN, PLAYED_BY = _loc.CAPT_SHOWN, _loc.CAPT_HIDDEN, _loc.PLAYED_BY
-LOC_PILE_DOWN, LOC_CAPT_DOWN, LOC_PILE_DOWN_SHOWN, NOBODY = _loc.PILE_DOWN, _loc.CAPT_DOWN, _loc.PILE_DOWN_SHOWN, _loc.NOBODY
+# Counter rows the hot path (a face-up play, a capture) updates, as plain ints: looking up an
+# enum member costs more than the update itself.
+_CAPTURED, _CARD_POINTS, _PUBLIC_POINTS = int(Counter.CAPTURED), int(Counter.CARD_POINTS), int(Counter.PUBLIC_POINTS)
+_PISTIS, _DOUBLE_PISTIS, _PISTI_POINTS = int(Counter.PISTIS), int(Counter.DOUBLE_PISTIS), int(Counter.PISTI_POINTS)
+_MATCH_SCORES = int(Counter.MATCH_SCORES)
+
+
+def _counter_row(row: Counter, doc: str) -> property:
+    """A read-only attribute for one row of ``Game.counts`` (see :meth:`Game.counter`)."""
+    index = int(row)
+    return property(lambda game: game.counter(index), doc=doc)
 
 
 def _legal_text(legal: list[int]) -> str:
@@ -98,14 +105,48 @@ class Game:
             dealer = drawn_dealer
         first_deck = None if deck is None else self._physical_deck(self._validated_deck(deck))
 
-        self.match_scores = [0] * self.num_sides
-        self.public_total = [0] * self.num_sides
         self.hands_completed = 0
         self.hand_results: list[list[dict[str, int]]] = []
         self.done = False
         self.winner: int | None = None  # winning side once done; None for a drawn single hand
         self.history: list[tuple[int, int]] = []  # (seat, card id) of every play this hand
         self._start_hand(dealer, first_deck)
+
+    # ------------------------------------------------------------------ the counters
+    # The rows of ``counts`` under their own names: live lists indexed by side, read-only.
+    captured_count = _counter_row(Counter.CAPTURED, "Cards captured this hand per side (R21).")
+    card_points = _counter_row(Counter.CARD_POINTS, "Points of the captured cards per side (R20), hidden ones included.")
+    public_points = _counter_row(
+        Counter.PUBLIC_POINTS,
+        "Points this hand every seat can count per side (R30); once the hand is over, its total.",
+    )
+    pisti_count = _counter_row(Counter.PISTIS, "Piştis this hand per side (R13; believed or proven claims, R29).")
+    double_pisti_count = _counter_row(Counter.DOUBLE_PISTIS, "Double piştis this hand per side (R14).")
+    pisti_points = _counter_row(Counter.PISTI_POINTS, "Pişti points this hand per side (R13–R17).")
+    match_scores = _counter_row(Counter.MATCH_SCORES, "Totals of the finished hands of this match per side (R24).")
+    bluff_points = _counter_row(Counter.BLUFF_POINTS, "Bluff points received this hand per side (R29).")
+    bluff_claims = _counter_row(Counter.BLUFF_CLAIMS, "Claims made this hand per side (R29).")
+    bluff_believed = _counter_row(Counter.BLUFF_BELIEVED, "Claims believed this hand per side (R29).")
+    bluff_challenged_true = _counter_row(Counter.BLUFF_CHALLENGED_TRUE, "Claims challenged and true per side (R29).")
+    bluff_challenged_false = _counter_row(
+        Counter.BLUFF_CHALLENGED_FALSE, "Claims challenged and false (bluffs caught) per side (R29)."
+    )
+
+    def counter(self, row: Counter | int) -> list[int]:
+        """Row ``row`` of :attr:`counts`: the live per-side list. A bluff row of a game without
+        the variant reads as zeros (R29)."""
+        counts = self.counts
+        return counts[row] if row < len(counts) else [0] * self.num_sides
+
+    @property
+    def public_total(self) -> list[int]:
+        """Every point of each side that all seats can count (R30): its match total plus this
+        hand's public points. Once the game is over the last hand is in the match totals, so it
+        is the match totals alone."""
+        counts = self.counts
+        if self.done:
+            return list(counts[_MATCH_SCORES])
+        return [m + p for m, p in zip(counts[_MATCH_SCORES], counts[_PUBLIC_POINTS])]
 
     # ------------------------------------------------------------------ public queries
     @property
@@ -136,10 +177,10 @@ class Game:
         with ``last_card_pisti=False`` never on the hand's very last card (R16)."""
         if self.claimant >= 0 or len(self.pile) != 1:
             return False
-        code = self.played_by[self.pile[0]]
+        lone_seat = loc.played_by_seat(self.played_by[self.pile[0]])
         # The lone card always was played face up by a seat of another side (a capture emptied
         # the table, then the previous seat played it); a guard, never met in play.
-        if code == NOBODY or self.side_of[code - PLAYED_BY] == self.side_of[seat]:
+        if lone_seat < 0 or self.side_of[lone_seat] == self.side_of[seat]:
             return False
         last_card = self.in_hands == 1 and self.stock_pos == len(self.deck)
         return self.settings.last_card_pisti or not last_card
@@ -186,28 +227,18 @@ class Game:
         ``bluff_challenged_false``; ``pisti`` then includes its believed and proven claims, and
         ``total`` its bluff points.
         """
-        counts = self.captured_count
-        best = max(counts)
-        majority_side = counts.index(best) if counts.count(best) == 1 else -1
-        bluff = self.settings.bluff
+        counts = self.counts
+        majority = majority_points(counts[_CAPTURED])  # R21, as if the hand ended now
+        bluff_rows = BLUFF_RESULT_ROWS.items() if self.settings.bluff else ()
         result = []
         for side in range(self.num_sides):
-            majority = MAJORITY_POINTS if side == majority_side else 0
-            total = self.card_points[side] + majority + self.pisti_points[side]
-            r = {
-                "cards": counts[side],
-                "card_points": self.card_points[side],
-                "majority": majority,
-                "pisti": self.pisti_count[side],
-                "double_pisti": self.double_pisti_count[side],
-                "pisti_points": self.pisti_points[side],
-                "total": total,
-            }
-            if bluff:  # R22: bluff points count in the hand total
-                r["bluff_points"] = self.bluff_points[side]
-                r["total"] = total + self.bluff_points[side]
-                for name in BLUFF_COUNTERS:
-                    r[name] = getattr(self, name)[side]
+            r = {key: counts[COUNTED_RESULT_ROWS[key]][side] if key in COUNTED_RESULT_ROWS else 0
+                 for key in HAND_RESULT_KEYS}
+            r["majority"] = majority[side]
+            for key, row in bluff_rows:
+                r[key] = counts[row][side]
+            # R22: card points, the majority, pişti points and (R29) bluff points.
+            r["total"] = r["card_points"] + r["majority"] + r["pisti_points"] + r.get("bluff_points", 0)
             result.append(r)
         return result
 
@@ -236,7 +267,7 @@ class Game:
                 self._play_face_down(p, seat)
                 return
         hand.remove(p)
-        self.played_by[p] = PLAYED_BY + seat
+        self.played_by[p] = loc.PLAYED_BY + seat
         self.history.append((seat, p % NUM_CARD_IDS))
         self.in_hands -= 1
         pile = self.pile
@@ -245,7 +276,7 @@ class Game:
             self._capture(p, seat)
         else:  # R12 (and R11: a Jack on an empty pile just lies there)
             pile.append(p)
-            self.where[p] = LOC_PILE_UP
+            self.where[p] = loc.PILE_UP
         self._pass_turn(seat)
 
     def _pass_turn(self, seat: int) -> None:
@@ -321,64 +352,64 @@ class Game:
         self.hands[seat].remove(p)
         self.in_hands -= 1
         # R28: everyone saw the stock-bottom card at the deal, so it stays known face down.
-        self.where[p] = LOC_PILE_DOWN_SHOWN if p == self.stock_bottom else LOC_PILE_DOWN + seat
+        self.where[p] = loc.PILE_DOWN_SHOWN if p == self.stock_bottom else loc.PILE_DOWN + seat
         self.claimant = seat
         self.claim_card = p
-        self.bluff_claims[self.side_of[seat]] += 1
-        self.turn = self.played_by[self.pile[0]] - PLAYED_BY
+        self.counts[Counter.BLUFF_CLAIMS][self.side_of[seat]] += 1
+        self.turn = loc.played_by_seat(self.played_by[self.pile[0]])
 
     def _answer(self, challenge: bool) -> None:
         """R29: the answer to the pending claim, scored; then the seat after the claimant moves."""
         claimant, p, answerer = self.claimant, self.claim_card, self.turn
         lone = self.pile[0]
         side = self.side_of[claimant]
-        stake = BLUFF_STAKE * (2 if self.settings.bluff_jack_double and IS_JACK[lone] else 1)
+        stake = bluff_stake(lone, self.settings)
+        counts = self.counts
         where = self.where
-        if not challenge:  # believed: 10 (20), both cards taken, the face-down one never shown
+        if not challenge:  # believed: the stake, both cards taken, the face-down one never shown
             self._score_bluff(side, stake)
-            self.bluff_believed[side] += 1
-            self.pisti_count[side] += 1
-            if where[p] == LOC_PILE_DOWN_SHOWN:  # known to all (R28): an ordinary shown capture
-                where[p] = LOC_CAPT_SHOWN + side
+            counts[Counter.BLUFF_BELIEVED][side] += 1
+            counts[_PISTIS][side] += 1
+            if where[p] == loc.PILE_DOWN_SHOWN:  # known to all (R28): an ordinary shown capture
+                where[p] = loc.CAPT_SHOWN + side
                 self._take_claimed(lone, side, public_points=POINTS[lone] + POINTS[p])
                 shown = p % NUM_CARD_IDS
             else:
-                where[p] = LOC_CAPT_DOWN + claimant
+                where[p] = loc.CAPT_DOWN + claimant
                 self._take_claimed(lone, side, public_points=POINTS[lone])
                 shown = -1
         else:
             # The card is shown: from now on it is an ordinary face-up card played by the claimant.
-            self.played_by[p] = PLAYED_BY + claimant
+            self.played_by[p] = loc.PLAYED_BY + claimant
             self.history.append((claimant, p % NUM_CARD_IDS))
             shown = p % NUM_CARD_IDS
             if RANK[p] == RANK[lone]:  # a true claim (a Jack on a lone non-Jack is not, R29)
-                self._score_bluff(side, 2 * stake)
-                self.bluff_challenged_true[side] += 1
-                self.pisti_count[side] += 1
-                where[p] = LOC_CAPT_SHOWN + side
+                self._score_bluff(side, CHALLENGE_FACTOR * stake)
+                counts[Counter.BLUFF_CHALLENGED_TRUE][side] += 1
+                counts[_PISTIS][side] += 1
+                where[p] = loc.CAPT_SHOWN + side
                 self._take_claimed(lone, side, public_points=POINTS[lone] + POINTS[p])
             else:  # caught: the challenger's side alone scores; both cards stay, the bluff on top
-                self._score_bluff(self.side_of[answerer], 2 * stake)
-                self.bluff_challenged_false[side] += 1
+                self._score_bluff(self.side_of[answerer], CHALLENGE_FACTOR * stake)
+                counts[Counter.BLUFF_CHALLENGED_FALSE][side] += 1
                 self.pile.append(p)
-                where[p] = LOC_PILE_UP
+                where[p] = loc.PILE_UP
         self.claims.append((claimant, answerer, lone % NUM_CARD_IDS, CHALLENGE if challenge else BELIEVE, shown))
         self.claimant = self.claim_card = -1
         self._pass_turn(claimant)
 
     def _score_bluff(self, side: int, points: int) -> None:
         """Bluff points (R29): public, independent of ``double_pisti``, never a 10♦ bonus."""
-        self.bluff_points[side] += points
-        self.public_points[side] += points
-        self.public_total[side] += points
+        self.counts[Counter.BLUFF_POINTS][side] += points
+        self.counts[_PUBLIC_POINTS][side] += points
 
     def _take_claimed(self, lone: int, side: int, public_points: int) -> None:
         """A believed or proven claim takes both cards: a capture (R19)."""
-        self.where[lone] = LOC_CAPT_SHOWN + side
-        self.captured_count[side] += 2
-        self.card_points[side] += POINTS[lone] + POINTS[self.claim_card]
-        self.public_points[side] += public_points
-        self.public_total[side] += public_points
+        counts = self.counts
+        self.where[lone] = loc.CAPT_SHOWN + side
+        counts[_CAPTURED][side] += 2
+        counts[_CARD_POINTS][side] += POINTS[lone] + POINTS[self.claim_card]
+        counts[_PUBLIC_POINTS][side] += public_points
         self.last_capturer = side
         self.pile.clear()
 
@@ -386,45 +417,33 @@ class Game:
         """Seat takes the whole pile with card ``p`` (R10, R11), scoring a pişti if any (R13–R17)."""
         pile = self.pile
         where = self.where
+        counts = self.counts
         side = self.side_of[seat]
-        settings = self.settings
         if len(pile) == 1:
             lone = pile[0]
-            pisti_points = 0
-            if not IS_JACK[p]:  # R13: same rank, not a Jack
-                pisti_points = PISTI_POINTS
-                double = False
-            elif IS_JACK[lone]:  # R14: Jack on a lone Jack
-                pisti_points = settings.double_pisti
-                double = pisti_points == 20
-            # else: a Jack on a lone non-Jack is a plain capture (R13)
-            if pisti_points and (settings.last_card_pisti or self.in_hands or self.stock_pos < len(self.deck)):
-                # R17: the 10♦ bonus (a Jack-on-Jack pişti can never hold the 10♦).
-                if p % NUM_CARD_IDS == TEN_DIAMONDS or lone % NUM_CARD_IDS == TEN_DIAMONDS:
-                    pisti_points += settings.ten_diamonds_pisti_bonus
-                if double:
-                    self.double_pisti_count[side] += 1
-                else:
-                    self.pisti_count[side] += 1
-                self.pisti_points[side] += pisti_points
-                self.public_points[side] += pisti_points
-                self.public_total[side] += pisti_points
-            # R16: with last_card_pisti=False the last card's pişti scores nothing; capture stands.
-        shown = LOC_CAPT_SHOWN + side
+            settings = self.settings
+            # R16: the hand's very last card (``p`` has left the hand already).
+            last_card = not self.in_hands and self.stock_pos == len(self.deck)
+            points = pisti_value(p, lone, 1, settings, last_card)  # R13–R17
+            if points:
+                counts[_DOUBLE_PISTIS if is_double_pisti(p, lone, settings) else _PISTIS][side] += 1
+                counts[_PISTI_POINTS][side] += points
+                counts[_PUBLIC_POINTS][side] += points
+        shown = loc.CAPT_SHOWN + side
+        pile_hidden = loc.PILE_HIDDEN
         hidden_points = public_points = 0
         for c in pile:
-            if where[c] == LOC_PILE_HIDDEN:  # R8: known from now on to the capturing side only
-                where[c] = LOC_CAPT_HIDDEN + side
+            if where[c] == pile_hidden:  # R8: known from now on to the capturing side only
+                where[c] = loc.CAPT_HIDDEN + side
                 hidden_points += POINTS[c]
             else:
                 where[c] = shown
                 public_points += POINTS[c]
         where[p] = shown
         public_points += POINTS[p]
-        self.captured_count[side] += len(pile) + 1
-        self.card_points[side] += public_points + hidden_points
-        self.public_points[side] += public_points
-        self.public_total[side] += public_points
+        counts[_CAPTURED][side] += len(pile) + 1
+        counts[_CARD_POINTS][side] += public_points + hidden_points
+        counts[_PUBLIC_POINTS][side] += public_points
         self.last_capturer = side
         self.pile_hidden = 0
         pile.clear()
@@ -442,42 +461,38 @@ class Game:
                 deck = None
         self.dealer = dealer
         self.deck = deck
-        self.where = bytearray(settings.num_cards)  # every card starts as LOC_STOCK
-        self.played_by = bytearray([NOBODY]) * settings.num_cards
+        self.where = bytearray([loc.STOCK]) * settings.num_cards
+        self.played_by = bytearray([loc.NOBODY]) * settings.num_cards
         self.hands = [[] for _ in range(n)]
-        self.captured_count = [0] * sides
-        self.card_points = [0] * sides
-        self.public_points = [0] * sides
-        self.pisti_count = [0] * sides
-        self.double_pisti_count = [0] * sides
-        self.pisti_points = [0] * sides
-        # R29, the bluff variant: per-side bluff points and claim counts, the pending claim
-        # (claimant seat and its face-down physical card, -1 when none) and the public record of
-        # this hand's claims: (claimant, answerer, lone card id, BELIEVE or CHALLENGE, the
-        # face-down card id if everyone knows it — challenged, or the R28 card — else -1).
-        self.bluff_points = [0] * sides
-        for name in BLUFF_COUNTERS:
-            setattr(self, name, [0] * sides)
+        # A fresh counter table (bluff rows with the variant, R29); the match totals carry over
+        # from the finished hands (R24).
+        match_scores = self.counts[_MATCH_SCORES] if self.hands_completed else [0] * sides
+        self.counts = [[0] * sides for _ in range(num_counters(settings.bluff))]
+        self.counts[_MATCH_SCORES] = match_scores
+        # R29, the bluff variant: the pending claim (claimant seat and its face-down physical
+        # card, -1 when none) and the public record of this hand's claims: (claimant, answerer,
+        # lone card id, BELIEVE or CHALLENGE, the face-down card id if everyone knows it —
+        # challenged, or the R28 card — else -1).
         self.claimant = self.claim_card = -1
         self.claims: list[tuple[int, int, int, int, int]] = []
         self.last_capturer = -1
         self.history = []
         self.stock_bottom = deck[-1] if settings.show_stock_bottom else None  # R28
         if self.stock_bottom is not None:
-            self.where[self.stock_bottom] = LOC_STOCK_SHOWN
+            self.where[self.stock_bottom] = loc.STOCK_SHOWN
 
         # R6.1: items 0..3 to the table, item 3 on top face up, the rest face down.
         pile = list(deck[:TABLE_SIZE])
         for c in pile:
-            self.where[c] = LOC_PILE_HIDDEN
+            self.where[c] = loc.PILE_HIDDEN
         # R7: while the top card is a Jack, move it to the bottom (public) and turn up the next.
         while IS_JACK[pile[-1]]:
             jack = pile.pop()
             pile.insert(0, jack)
-            self.where[jack] = LOC_PILE_JACK
-        self.where[pile[-1]] = LOC_PILE_UP
+            self.where[jack] = loc.PILE_JACK
+        self.where[pile[-1]] = loc.PILE_UP
         self.pile = pile
-        self.pile_hidden = sum(1 for c in pile if self.where[c] == LOC_PILE_HIDDEN)  # public count (R8)
+        self.pile_hidden = sum(1 for c in pile if self.where[c] == loc.PILE_HIDDEN)  # public count (R8)
         self.stock_pos = TABLE_SIZE
         self.in_hands = 0
         self._deal_round()
@@ -498,7 +513,7 @@ class Game:
                 c = deck[pos]
                 pos += 1
                 hands[seat].append(c)
-                where[c] = (LOC_HAND_SHOWN if where[c] == LOC_STOCK_SHOWN else LOC_HAND) + seat
+                where[c] = (loc.HAND_SHOWN if where[c] == loc.STOCK_SHOWN else loc.HAND) + seat
                 dealt += 1
         self.stock_pos = pos
         self.in_hands = dealt
@@ -512,22 +527,22 @@ class Game:
             # (Safety net from seed 000: the dealer's side if nobody captured at all.)
             side = self.last_capturer if self.last_capturer >= 0 else self.side_of[self.dealer]
             where = self.where
+            counts = self.counts
             for c in pile:
-                hidden = where[c] == LOC_PILE_HIDDEN
-                where[c] = (LOC_CAPT_HIDDEN if hidden else LOC_CAPT_SHOWN) + side
-                self.card_points[side] += POINTS[c]
-            self.captured_count[side] += len(pile)
+                hidden = where[c] == loc.PILE_HIDDEN
+                where[c] = (loc.CAPT_HIDDEN if hidden else loc.CAPT_SHOWN) + side
+                counts[_CARD_POINTS][side] += POINTS[c]
+            counts[_CAPTURED][side] += len(pile)
             self.pile_hidden = 0
             pile.clear()
         result = self.hand_scores()
+        scores, public = self.counts[_MATCH_SCORES], self.counts[_PUBLIC_POINTS]
         for side, r in enumerate(result):
-            self.match_scores[side] += r["total"]
-            self.public_points[side] = r["total"]  # everything is public at the end (R30)
-        self.public_total = list(self.match_scores)
+            scores[side] += r["total"]
+            public[side] = r["total"]  # everything is public at the end (R30)
         self.hand_results.append(result)
         self.hands_completed += 1
 
-        scores = self.match_scores
         best = max(scores)
         leaders = [s for s in range(self.num_sides) if scores[s] == best]
         target = self.settings.target
@@ -545,30 +560,18 @@ class Game:
 
     # ------------------------------------------------------------------ copies
     def clone(self) -> "Game":
-        """An independent copy (the random generator included)."""
+        """An independent copy (the random generator included): every attribute is copied
+        deeply by :func:`_copy_state`, so the copy shares no mutable object with this game,
+        whatever attributes the game holds."""
         g = Game.__new__(Game)
-        g.__dict__.update(self.__dict__)
-        g.rng = random.Random()
-        g.rng.setstate(self.rng.getstate())
-        g.hands = [list(h) for h in self.hands]
-        g.pile = list(self.pile)
-        g.deck = list(self.deck)
-        g.where = bytearray(self.where)
-        g.played_by = bytearray(self.played_by)
-        for name in (
-            "match_scores", "public_total", "captured_count", "card_points", "public_points",
-            "pisti_count", "double_pisti_count", "pisti_points", "history", "bluff_points", "claims",
-            *BLUFF_COUNTERS,
-        ):
-            setattr(g, name, list(getattr(self, name)))
-        g.hand_results = [[dict(side) for side in hand] for hand in self.hand_results]
+        g.__dict__.update({name: _copy_state(value) for name, value in self.__dict__.items()})
         return g
 
     def unknown_cards(self, seat: int) -> list[int]:
         """Physical cards whose identity ``seat`` cannot know (R31), ascending; see
-        :func:`unknown_location_codes`."""
-        unknown = unknown_location_codes(seat, self.side_of[seat])
-        return [p for p, loc in enumerate(self.where) if loc in unknown]
+        :func:`pisti_env.locations.unknown_codes`."""
+        unknown = loc.unknown_codes(seat, self.side_of[seat])
+        return [p for p, code in enumerate(self.where) if code in unknown]
 
     def determinize(
         self, seat: int, rng: random.Random | int | None = None, *, claim: bool | None = None
@@ -601,7 +604,7 @@ class Game:
         seat = int(seat)
         if not isinstance(rng, random.Random):
             rng = random.Random(rng)
-        unknown = unknown_location_codes(seat, self.side_of[seat])
+        unknown = loc.unknown_codes(seat, self.side_of[seat])
         where = self.where
         hidden_claim = self.claimant >= 0 and where[self.claim_card] in unknown
         if claim is not None and not hidden_claim:
@@ -617,38 +620,38 @@ class Game:
         g = self.clone()
         if hidden_claim:
             g.claim_card = card = next(deal)
-            g.where[card] = LOC_PILE_DOWN + self.claimant
+            g.where[card] = loc.PILE_DOWN + self.claimant
         for s, hand in enumerate(g.hands):
             if s != seat:
                 for i, p in enumerate(hand):
                     if where[p] in unknown:
                         hand[i] = card = next(deal)
-                        g.where[card] = LOC_HAND + s
+                        g.where[card] = loc.HAND + s
         for i, p in enumerate(g.pile):
-            if where[p] == LOC_PILE_HIDDEN:
+            if where[p] == loc.PILE_HIDDEN:
                 g.pile[i] = card = next(deal)
-                g.where[card] = LOC_PILE_HIDDEN
+                g.where[card] = loc.PILE_HIDDEN
         for i in range(g.stock_pos, len(g.deck)):
-            if where[g.deck[i]] == LOC_STOCK:
+            if where[g.deck[i]] == loc.STOCK:
                 g.deck[i] = card = next(deal)
-                g.where[card] = LOC_STOCK
+                g.where[card] = loc.STOCK
         # The order in which the dealt cards came off the deck is not knowable either: list them
         # in ascending order, so the deck stays a permutation of the cards.
         stock = set(g.deck[g.stock_pos :])
         g.deck[: g.stock_pos] = [p for p in range(len(g.deck)) if p not in stock]
-        captured_codes = [LOC_CAPT_HIDDEN + side for side in range(self.num_sides)]
-        captured_codes += [LOC_CAPT_DOWN + s for s in range(self.num_players)]
+        captured_codes = [loc.CAPT_HIDDEN + side for side in range(self.num_sides)]
+        captured_codes += [loc.CAPT_DOWN + s for s in range(self.num_players)]
         for code in captured_codes:
             if code in unknown:
-                for _ in range(sum(1 for loc in where if loc == code)):
+                for _ in range(where.count(code)):
                     g.where[next(deal)] = code
-        # Hidden captured cards may now score differently for the other sides.
-        g.card_points = [0] * self.num_sides
-        for p, loc in enumerate(g.where):
-            if LOC_CAPT_SHOWN <= loc < LOC_CAPT_HIDDEN + 6:
-                g.card_points[(loc - LOC_CAPT_SHOWN) % 6] += POINTS[p]
-            elif LOC_CAPT_DOWN <= loc < LOC_CAPT_DOWN + 6:
-                g.card_points[self.side_of[loc - LOC_CAPT_DOWN]] += POINTS[p]
+        # Hidden captured cards may now score differently for the other sides (R20).
+        card_points = [0] * self.num_sides
+        for p, code in enumerate(g.where):
+            side = loc.captured_by(code, self.side_of)
+            if side >= 0:
+                card_points[side] += POINTS[p]
+        g.counts[_CARD_POINTS] = card_points
         g.rng = random.Random(rng.getrandbits(64))
         return g
 
@@ -703,7 +706,46 @@ class Game:
         return deck
 
 
-unknown_location_codes = _loc.unknown_codes  # TRANSITIONAL (issue 11)
+# What a copy of a game may share with it: immutable values (Settings is a frozen dataclass).
+_IMMUTABLE = frozenset({int, bool, float, str, bytes, type(None), Settings})
+
+
+def _holds_only_immutables(items: Any) -> bool:
+    """Whether every item of ``items`` is immutable: an immutable value or a tuple of them. The
+    check runs at C speed, so a flat container is copied in one step."""
+    kinds = set(map(type, items))
+    if tuple in kinds:
+        kinds.discard(tuple)
+        kinds.update(map(type, chain.from_iterable(item for item in items if item.__class__ is tuple)))
+    return kinds <= _IMMUTABLE
+
+
+def _copy_state(value: Any) -> Any:
+    """A copy of one attribute of a :class:`Game` that shares no mutable object with ``value``.
+
+    Immutable values are returned as they are; lists, tuples and dicts are copied level by
+    level, a ``bytearray`` by value, a random generator by its state. Any other type raises
+    ``TypeError``: a new kind of state must be taught here rather than be shared between a game
+    and its copies (the real game and a search world).
+    """
+    cls = value.__class__
+    if cls in _IMMUTABLE:
+        return value
+    if cls is list:
+        return value.copy() if _holds_only_immutables(value) else [_copy_state(item) for item in value]
+    if cls is tuple:
+        return value if _holds_only_immutables(value) else tuple(_copy_state(item) for item in value)
+    if cls is dict:
+        if _holds_only_immutables(value.values()):
+            return value.copy()
+        return {key: _copy_state(item) for key, item in value.items()}
+    if cls is bytearray:
+        return bytearray(value)
+    if isinstance(value, random.Random):
+        rng = random.Random()
+        rng.setstate(value.getstate())
+        return rng
+    raise TypeError(f"Game.clone cannot copy a {cls.__name__}: teach pisti_env.game._copy_state about it")
 
 
 def _cut_stock_bottom(deck: list[int]) -> None:
@@ -718,3 +760,20 @@ def new_game(
 ) -> Game:
     """Convenience: ``Game(make_settings(**settings), seed=..., deck=..., dealer=...)``."""
     return Game(make_settings(**settings), seed=seed, deck=deck, dealer=dealer)
+
+
+# --- TRANSITIONAL (issue 11) ----------------------------------------------------------------
+# Re-exports of the rule facts now owned by pisti_env.locations, .actions, .cards, .scoring and
+# .counters, kept only so that the tests can still import them from here until their imports are
+# rewritten. Nothing in pisti_env may use them; delete this whole block then.
+from .actions import BELIEVE, CHALLENGE, FACE_DOWN, action_to_text  # noqa: E402,F401,F811
+from .cards import HAND_SIZE, TABLE_SIZE  # noqa: E402,F401,F811
+from .counters import BLUFF_COUNTERS  # noqa: E402,F401
+from .scoring import BLUFF_STAKE, MAJORITY_POINTS, PISTI_POINTS  # noqa: E402,F401
+
+LOC_STOCK, LOC_STOCK_SHOWN, LOC_HAND, LOC_HAND_SHOWN = loc.STOCK, loc.STOCK_SHOWN, loc.HAND, loc.HAND_SHOWN
+LOC_PILE_UP, LOC_PILE_JACK, LOC_PILE_HIDDEN = loc.PILE_UP, loc.PILE_JACK, loc.PILE_HIDDEN
+LOC_CAPT_SHOWN, LOC_CAPT_HIDDEN, PLAYED_BY = loc.CAPT_SHOWN, loc.CAPT_HIDDEN, loc.PLAYED_BY
+LOC_PILE_DOWN, LOC_CAPT_DOWN, LOC_PILE_DOWN_SHOWN, NOBODY = loc.PILE_DOWN, loc.CAPT_DOWN, loc.PILE_DOWN_SHOWN, loc.NOBODY
+unknown_location_codes = loc.unknown_codes
+# --- end TRANSITIONAL ------------------------------------------------------------------------

@@ -13,36 +13,37 @@ whenever the meaning of any index of an existing layout changes; checkpoints rec
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
-from .cards import NUM_CARD_IDS
-from .game import (
-    BLUFF_COUNTERS,
-    LOC_CAPT_DOWN,
-    LOC_CAPT_HIDDEN,
-    LOC_CAPT_SHOWN,
-    LOC_HAND,
-    LOC_HAND_SHOWN,
-    LOC_PILE_DOWN,
-    LOC_PILE_DOWN_SHOWN,
-    LOC_PILE_JACK,
-    LOC_PILE_UP,
-    LOC_STOCK_SHOWN,
-    PLAYED_BY,
-    Game,
-    unknown_location_codes,
-)
+from . import locations as loc
+from .cards import HAND_SIZE, NUM_CARD_IDS, TABLE_SIZE
+from .counters import BLUFF_COUNTERS, BLUFF_RESULT_ROWS, Counter
+from .game import Game
 from .rules import Settings
+from .scoring import DOUBLE_PISTI_CHOICES, TEN_DIAMONDS_BONUS_CHOICES
 
 OBS_VERSION = 1
 
-# Scales that bring counts and points to roughly [0, 1].
-HAND_SCALE = 4.0
-CARDS_SCALE = 52.0
+# Scales that bring counts and points to roughly [0, 1] (part of the encoding: changing one
+# changes OBS_VERSION).
+HAND_SCALE = float(HAND_SIZE)
+CARDS_SCALE = float(NUM_CARD_IDS)
+PILE_HIDDEN_SCALE = float(TABLE_SIZE - 1)  # at most three table cards are never turned up (R8)
 POINTS_SCALE = 100.0
 PISTI_COUNT_SCALE = 5.0
 HANDS_SCALE = 10.0
+WIN_MARGIN_SCALE = 10.0
+# Upper bounds of the scaled point entries (the observation Box's ``high``); loose on purpose.
+HAND_POINTS_HIGH = 12.0
+BLUFF_POINTS_HIGH = 40.0
+# The settings block: each setting scaled by its largest usual value.
+SETTINGS_MEANINGS = (
+    f"num_players/{loc.MAX_SEATS}", "partnerships", "decks-1", f"win_margin/{WIN_MARGIN_SCALE:g}",
+    f"double_pisti/{max(DOUBLE_PISTI_CHOICES)}", "last_card_pisti",
+    f"ten_diamonds_pisti_bonus/{max(TEN_DIAMONDS_BONUS_CHOICES)}", "show_stock_bottom", "bluff", "bluff_jack_double",
+)
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ class ObservationLayout:
         count("hand_sizes", "hand_sizes", "seat", HAND_SCALE, "cards in hand", 1.0)
         count("stock_size", "stock_size", "one", CARDS_SCALE, "cards left in the stock", card)
         count("pile_size", "pile_size", "one", CARDS_SCALE, "cards in the pile", card)
-        count("pile_hidden", "pile_hidden", "one", 3.0, "never-turned table cards still in the pile (R8)", 1.0)
+        count("pile_hidden", "pile_hidden", "one", PILE_HIDDEN_SCALE, "never-turned table cards still in the pile (R8)", 1.0)
         count("captured_count", "captured_count", "side", CARDS_SCALE, "cards captured this hand", card)
         count("pisti_count", "pisti_count", "side", PISTI_COUNT_SCALE,
               "piştis this hand (R13" + ("; believed or proven claims too, R29)" if bluff else ")"), 21.0)
@@ -144,7 +145,8 @@ class ObservationLayout:
         count("pisti_points", "pisti_points", "side", POINTS_SCALE, "pişti points this hand", 11.0)
         count("public_hand_points", "public_points", "side", POINTS_SCALE,
               "points this hand everyone can count (R30: face-up card points and piştis"
-              + (", bluff points" if bluff else "") + "; all at hand end)", 52.0 if bluff else 12.0)
+              + (", bluff points" if bluff else "") + "; all at hand end)",
+              HAND_POINTS_HIGH + (BLUFF_POINTS_HIGH if bluff else 0.0))
         count("match_scores", "match_scores", "side", POINTS_SCALE,
               "match totals of the finished hands (R24)", 1e4)
         count("hands_completed", "hands_completed", "one", HANDS_SCALE, "hands finished in this match", 1e3)
@@ -153,13 +155,12 @@ class ObservationLayout:
         add("dealer", n, "the dealer (one-hot seat +0..)", 1.0)
         add("to_move", n, "the seat to move (one-hot seat +0..; all 0 once the episode is over)", 1.0)
         add("target", 1, f"match target / {POINTS_SCALE:g} (0 for a single hand)", 1e4)
-        add("settings", 10, "num_players/6, partnerships, decks-1, win_margin/10, double_pisti/20, "
-            "last_card_pisti, ten_diamonds_pisti_bonus/3, show_stock_bottom, bluff, bluff_jack_double", 1e4)
+        add("settings", len(SETTINGS_MEANINGS), ", ".join(SETTINGS_MEANINGS), 1e4)
         if bluff:  # R29, R30: the pending claim and each side's bluff points and counts are public
             add("claimant", n, "seat of the pending claim of a pişti (one-hot seat +0..; all 0: none); "
                 "the claim is on the pile's top card and the seat to move answers (R29)", 1.0)
             add("bluff_points", sides, f"bluff points received this hand per side +0..+{sides - 1}, "
-                f"/ {POINTS_SCALE:g} (R29)", 40.0)
+                f"/ {POINTS_SCALE:g} (R29)", BLUFF_POINTS_HIGH)
             for name, what in zip(BLUFF_COUNTERS, ("claims made", "claims believed", "claims challenged and true",
                                                    "claims challenged and false (bluffs caught)")):
                 add(name, sides, f"{what} this hand per side +0..+{sides - 1}, / {PISTI_COUNT_SCALE:g} (R29)", 21.0)
@@ -204,6 +205,13 @@ COUNT_SOURCES = (
     "hand_sizes", "stock_size", "pile_size", "pile_hidden", "captured_count", "pisti_count",
     "double_pisti_count", "pisti_points", "public_points", "match_scores", "hands_completed",
 )
+# The per-side entries of COUNT_SOURCES, as rows of ``Game.counts``, in the same order.
+_SIDE_COUNT_ROWS = itemgetter(
+    Counter.CAPTURED, Counter.PISTIS, Counter.DOUBLE_PISTIS, Counter.PISTI_POINTS, Counter.PUBLIC_POINTS,
+    Counter.MATCH_SCORES,
+)
+# The claim block's per-side values (R29), as rows of ``Game.counts``: bluff points, then the counts.
+_BLUFF_ROWS = itemgetter(*BLUFF_RESULT_ROWS.values())
 
 
 class ObservationEncoder:
@@ -230,25 +238,25 @@ class ObservationEncoder:
         for seat in range(n):
             side = settings.side_of(seat)
             lut = self.feature_lut[seat]
-            for code in unknown_location_codes(seat, side):
+            for code in loc.unknown_codes(seat, side):
                 lut[code] = feature["unseen"]
-            lut[LOC_HAND + seat] = feature["hand"]
-            lut[LOC_HAND_SHOWN + seat] = feature["hand"]
+            lut[loc.HAND + seat] = feature["hand"]
+            lut[loc.HAND_SHOWN + seat] = feature["hand"]
             for other in range(n):
                 if other != seat:
-                    lut[LOC_HAND_SHOWN + other] = feature["stock_bottom"]
-                lut[PLAYED_BY + other] = feature[f"played_by_seat_{(other - seat) % n}"]
-            lut[LOC_STOCK_SHOWN] = feature["stock_bottom"]
-            lut[LOC_PILE_UP] = feature["pile_face_up"]
-            lut[LOC_PILE_JACK] = feature["pile_public_jack"]
+                    lut[loc.HAND_SHOWN + other] = feature["stock_bottom"]
+                lut[loc.PLAYED_BY + other] = feature[f"played_by_seat_{(other - seat) % n}"]
+            lut[loc.STOCK_SHOWN] = feature["stock_bottom"]
+            lut[loc.PILE_UP] = feature["pile_face_up"]
+            lut[loc.PILE_JACK] = feature["pile_public_jack"]
             for s in range(sides):
-                lut[LOC_CAPT_SHOWN + s] = feature[f"captured_side_{(s - side) % sides}"]
-            lut[LOC_CAPT_HIDDEN + side] = feature["captured_side_0"]
+                lut[loc.CAPT_SHOWN + s] = feature[f"captured_side_{(s - side) % sides}"]
+            lut[loc.CAPT_HIDDEN + side] = feature["captured_side_0"]
             if settings.bluff:  # R29: own face-down cards; others' are unseen (set above)
-                lut[LOC_PILE_DOWN + seat] = feature["face_down_self"]
-                lut[LOC_CAPT_DOWN + seat] = feature["captured_side_0"]
+                lut[loc.PILE_DOWN + seat] = feature["face_down_self"]
+                lut[loc.CAPT_DOWN + seat] = feature["captured_side_0"]
                 # R28: the shown stock-bottom card played face down stays known to everyone.
-                lut[LOC_PILE_DOWN_SHOWN] = feature["stock_bottom"]
+                lut[loc.PILE_DOWN_SHOWN] = feature["stock_bottom"]
         k = layout.num_card_features
         # One-hot rows with a dump column 0 that is dropped: (n, 256, K).
         self.feature_rows = np.eye(k + 1, dtype=np.float32)[self.feature_lut][:, :, 1:]
@@ -277,9 +285,10 @@ class ObservationEncoder:
         st = settings
         self.static = np.zeros(layout.size, dtype=np.float32)
         self.static[layout["target"]] = 0.0 if st.target is None else st.target / POINTS_SCALE
-        self.static[layout["settings"]] = [
-            st.num_players / 6, float(st.partnerships), float(st.decks - 1), st.win_margin / 10,
-            st.double_pisti / 20, float(st.last_card_pisti), st.ten_diamonds_pisti_bonus / 3,
+        self.static[layout["settings"]] = [  # in the order of SETTINGS_MEANINGS
+            st.num_players / loc.MAX_SEATS, float(st.partnerships), float(st.decks - 1), st.win_margin / WIN_MARGIN_SCALE,
+            st.double_pisti / max(DOUBLE_PISTI_CHOICES), float(st.last_card_pisti),
+            st.ten_diamonds_pisti_bonus / max(TEN_DIAMONDS_BONUS_CHOICES),
             float(st.show_stock_bottom), float(st.bluff), float(st.bluff_jack_double),
         ]
         self._copies = settings.decks * 2  # rows of ``where + played_by`` per card id
@@ -310,11 +319,12 @@ class ObservationEncoder:
         pile = game.pile
         if pile:
             cards[pile[-1] % NUM_CARD_IDS, self.top_feature] = 1.0
+        captured, pistis, double_pistis, pisti_points, public_points, match_scores = _SIDE_COUNT_ROWS(game.counts)
         counts = np.array(
             [
                 *map(len, game.hands), len(game.deck) - game.stock_pos, len(pile), game.pile_hidden,
-                *game.captured_count, *game.pisti_count, *game.double_pisti_count, *game.pisti_points,
-                *game.public_points, *game.match_scores, game.hands_completed,
+                *captured, *pistis, *double_pistis, *pisti_points, *public_points, *match_scores,
+                game.hands_completed,
             ],
             dtype=np.float32,
         )
@@ -334,7 +344,7 @@ class ObservationEncoder:
         if game.claimant >= 0:
             obs[self._claimant + (game.claimant - seat) % self.settings.num_players] = 1.0
         rel = self.rel_side[seat]
-        values = np.array([game.bluff_points, *(getattr(game, name) for name in BLUFF_COUNTERS)], dtype=np.float32)
+        values = np.array(_BLUFF_ROWS(game.counts), dtype=np.float32)
         block = np.empty_like(values)
         block[:, rel] = values  # absolute side s goes to relative index rel[s]
         np.multiply(block.reshape(-1), self._bluff_scale, out=obs[self._bluff_block])

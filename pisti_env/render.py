@@ -5,12 +5,14 @@ The view is a spectator's: it shows every hand, so it is for watching, never for
 
 from __future__ import annotations
 
-from .cards import card_to_symbol
-from .game import CHALLENGE, LOC_PILE_HIDDEN, LOC_PILE_JACK, Game
+from . import locations as loc
+from .actions import CHALLENGE
+from .cards import NUM_CARD_IDS, RANK, card_to_symbol
+from .game import Game
 
 
 def _cards(cards: list[int]) -> str:
-    return " ".join(card_to_symbol(c) for c in sorted(cards, key=lambda c: (c % 13, c % 52))) or "-"
+    return " ".join(card_to_symbol(c) for c in sorted(cards, key=lambda c: (RANK[c], c % NUM_CARD_IDS))) or "-"
 
 
 def render_text(game: Game, agent_names: list[str] | None = None) -> str:
@@ -22,9 +24,9 @@ def render_text(game: Game, agent_names: list[str] | None = None) -> str:
              + ("" if s.target is None else f" · target {s.target}")]
     pile = []
     for c in game.pile:
-        if game.where[c] == LOC_PILE_HIDDEN:
+        if game.where[c] == loc.PILE_HIDDEN:
             pile.append("▮")
-        elif game.where[c] == LOC_PILE_JACK:
+        elif game.where[c] == loc.PILE_JACK:
             pile.append(f"({card_to_symbol(c)})")
         else:
             pile.append(card_to_symbol(c))
@@ -65,7 +67,7 @@ def _claim_lines(game: Game, names: list[str]) -> list[str]:
     elif game.claims:
         claimant, answerer, lone, answer, shown = game.claims[-1]
         if answer == CHALLENGE:
-            outcome = "true" if shown % 13 == lone % 13 else "a bluff"
+            outcome = "true" if RANK[shown] == RANK[lone] else "a bluff"
             what = f"challenged: {card_to_symbol(shown)} was {outcome}"
         else:
             what = "believed"

@@ -1,8 +1,8 @@
 """Card-counting estimates for the bluff variant (R29), shared by ``expert`` and ``pimc``.
 
-The stakes: a believed claim scores ``S`` (10, or 20 on a lone Jack with
-``bluff_jack_double``), a challenged one ``2S`` for the claimant if true, else ``2S`` for the
-challenger. Leaving the cards aside, challenging pays when the claim is true with probability
+The stakes (:func:`pisti_env.scoring.bluff_stake`): a believed claim scores ``S`` (10, or 20
+on a lone Jack with ``bluff_jack_double``), a challenged one ``2S`` for the claimant if true,
+else ``2S`` for the challenger. Leaving the cards aside, challenging pays when the claim is true with probability
 below 3/4, and bluffing pays when the answer is a challenge with probability below 1/3.
 
 Both estimates read only a :class:`~pisti_env.agents.view.SeatView` (R30–R31):
@@ -24,18 +24,9 @@ from __future__ import annotations
 
 import math
 
-from ..cards import IS_JACK, RANK
-from ..scoring import POINTS
-from ..rules import Settings
+from ..cards import RANK, SUITS
+from ..scoring import CHALLENGE_FACTOR, POINTS, bluff_stake
 from .view import SeatView
-
-BLUFF_STAKE = 10  # R29: believed 10, challenged 20
-
-
-def bluff_stake(lone: int, settings: Settings) -> int:
-    """Points of a believed claim on ``lone`` (R29): 10, or 20 on a lone Jack with
-    ``bluff_jack_double``; a challenged claim is worth twice that."""
-    return BLUFF_STAKE * (2 if settings.bluff_jack_double and IS_JACK[lone] else 1)
 
 
 def hold_probability(unseen_of_rank: int, unseen_total: int, hand_size: int) -> float:
@@ -79,7 +70,7 @@ def challenge_pays(q: float, stake: int, cards: float) -> bool:
     gives it ``2 * stake`` and the cards if the claim is true (probability ``q``), else the
     answerer's side ``2 * stake``. (With no cards at stake: challenge when ``q < 3/4``.)"""
     believe = -(stake + cards)
-    challenge = q * -(2 * stake + cards) + (1.0 - q) * 2 * stake
+    challenge = q * -(CHALLENGE_FACTOR * stake + cards) + (1.0 - q) * CHALLENGE_FACTOR * stake
     return challenge > believe
 
 
@@ -106,7 +97,7 @@ def challenge_probability(view: SeatView, card: int, bluff_rate: float, challeng
     unseen_of_rank = view.unseen_rank_counts[rank]
     # Cards of the rank this seat can place but the answerer cannot: in this hand (the card
     # played, for a true claim) or captured unseen by this side.
-    mine = 4 * view.settings.decks - view.public_rank_counts[rank] - unseen_of_rank
+    mine = len(SUITS) * view.settings.decks - view.public_rank_counts[rank] - unseen_of_rank
     pool = len(view.unseen)
     # The places of this seat's unseen cards that the answerer can see (its hand, its side's
     # hidden captures): the unseen cards of the rank are spread over them at random.

@@ -10,11 +10,9 @@ not needed.
 
 from __future__ import annotations
 
-from ..cards import JACK, RANK
-from ..scoring import POINTS, pisti_value
+from ..cards import JACK, RANK, TEN_DIAMONDS
 from ..rules import Settings
-
-MAJORITY = 3  # R21
+from ..scoring import MAJORITY_POINTS, POINTS, pisti_value
 
 
 def endgame_values(
@@ -88,12 +86,12 @@ def _best(hand: list[int], other: list[int], top: int | None, size: int, points:
             value += sign * points
             lead += sign * size
         if lead > 0:  # R21
-            value += MAJORITY
+            value += MAJORITY_POINTS
         elif lead < 0:
-            value -= MAJORITY
+            value -= MAJORITY_POINTS
         return value
     # A pişti depends on the top card itself only through the 10♦ bonus (R17).
-    top_key = None if top is None else (_kind(top), size == 1 and top % 52 == 22)
+    top_key = None if top is None else (_kind(top), size == 1 and top == TEN_DIAMONDS)
     key = (tuple(sorted(map(_kind, hand))), tuple(sorted(map(_kind, other))), top_key, size, points, last, lead)
     found = memo.get(key)
     if found is not None:

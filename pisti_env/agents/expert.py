@@ -35,17 +35,15 @@ from __future__ import annotations
 import itertools
 import math
 
+from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
 from ..cards import JACK, RANK
-from ..scoring import POINTS, captures, pisti_value
-from ..game import BELIEVE, CHALLENGE, FACE_DOWN
+from ..scoring import CHALLENGE_FACTOR, POINTS, bluff_stake, captures, pisti_value
 from .base import Agent
-from .bluffing import bluff_stake, challenge_pays, challenge_probability, claim_true_probability, hold_probability
+from .bluffing import challenge_pays, challenge_probability, claim_true_probability, hold_probability
 from .endgame import endgame_values
 from .view import SeatView
 
 __all__ = ["ExpertAgent", "hold_probability"]
-
-
 
 
 class ExpertAgent(Agent):
@@ -176,11 +174,11 @@ class ExpertAgent(Agent):
             stake = bluff_stake(top, settings)
             for card in cards:
                 p_challenge = challenge_probability(view, card, self.bluff_rate, self.challenge_rate)
-                if RANK[card] == RANK[top]:  # a true claim: a challenge only doubles the stake
-                    value = capture(card, stake * (1.0 + p_challenge))
-                else:  # believed: both cards and the stake; caught: 2 stakes to the answerer
+                if RANK[card] == RANK[top]:  # a true claim: a challenge only raises the stake
+                    value = capture(card, stake * (1.0 + (CHALLENGE_FACTOR - 1) * p_challenge))
+                else:  # believed: both cards and the stake; caught: the raised stake to the answerer
                     believed = capture(card, stake, jack_keep if RANK[card] == JACK else 0.0)
-                    caught = -2.0 * stake + discard(card)
+                    caught = -CHALLENGE_FACTOR * stake + discard(card)
                     value = (1.0 - p_challenge) * believed + p_challenge * caught
                 values.append((FACE_DOWN + card, value))
         best_value = None

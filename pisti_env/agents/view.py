@@ -25,44 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from ..cards import JACK, NUM_CARD_IDS, RANK
-from ..scoring import POINTS
-from ..game import (
-    BLUFF_COUNTERS,
-    FACE_DOWN,
-    LOC_CAPT_HIDDEN,
-    LOC_CAPT_SHOWN,
-    LOC_HAND,
-    LOC_HAND_SHOWN,
-    LOC_PILE_DOWN,
-    LOC_PILE_DOWN_SHOWN,
-    LOC_PILE_HIDDEN,
-    LOC_PILE_JACK,
-    LOC_PILE_UP,
-    LOC_STOCK_SHOWN,
-    NOBODY,
-    PLAYED_BY,
-    Game,
-    unknown_location_codes,
-)
+from .. import locations as loc
+from ..actions import FACE_DOWN
+from ..cards import NUM_CARD_IDS, NUM_RANKS, RANK
+from ..counters import BLUFF_COUNTERS, BLUFF_RESULT_ROWS
+from ..game import Game
 from ..observation import ObservationEncoder
 from ..rules import Settings
+from ..scoring import POINTS
 
-_UNKNOWN_CODES: dict[tuple[int, int], frozenset[int]] = {}
-# Location codes of cards every seat can identify (R7, R28, R30).
-_PUBLIC_CODES = frozenset(
-    [LOC_PILE_UP, LOC_PILE_JACK, LOC_STOCK_SHOWN, LOC_PILE_DOWN_SHOWN]
-    + [LOC_CAPT_SHOWN + s for s in range(6)] + [LOC_HAND_SHOWN + s for s in range(6)]
-)
 _ENCODERS: dict[Settings, ObservationEncoder] = {}
-
-
-def _unknown_codes(seat: int, side: int) -> frozenset[int]:
-    key = (seat, side)
-    codes = _UNKNOWN_CODES.get(key)
-    if codes is None:
-        codes = _UNKNOWN_CODES[key] = unknown_location_codes(seat, side)
-    return codes
 
 
 def encoder_for(settings: Settings) -> ObservationEncoder:
@@ -175,8 +147,8 @@ class SeatView:
         game = self._game
         if game.claimant < 0:
             return None
-        loc = game.where[game.claim_card]
-        if loc == LOC_PILE_DOWN + self.seat or loc == LOC_PILE_DOWN_SHOWN:
+        code = game.where[game.claim_card]
+        if code == loc.PILE_DOWN + self.seat or code == loc.PILE_DOWN_SHOWN:
             return game.claim_card % NUM_CARD_IDS
         return None
 
@@ -185,9 +157,10 @@ class SeatView:
         """The seat that played the lone table card (the one that would answer a claim, R29),
         or ``None`` when the table does not hold exactly one played card."""
         game = self._game
-        if len(game.pile) != 1 or game.played_by[game.pile[0]] == NOBODY:
+        if len(game.pile) != 1:
             return None
-        return game.played_by[game.pile[0]] - PLAYED_BY
+        seat = loc.played_by_seat(game.played_by[game.pile[0]])
+        return None if seat < 0 else seat
 
     @property
     def claims(self) -> list[tuple[int, int, int, int, int]]:
@@ -205,7 +178,7 @@ class SeatView:
     def bluff_counts(self) -> dict[str, list[int]]:
         """Per-side claim counts this hand (R29, public): ``bluff_claims``,
         ``bluff_believed``, ``bluff_challenged_true``, ``bluff_challenged_false``."""
-        return {name: list(getattr(self._game, name)) for name in BLUFF_COUNTERS}
+        return {name: list(self._game.counter(BLUFF_RESULT_ROWS[name])) for name in BLUFF_COUNTERS}
 
     # ------------------------------------------------------------------ the table pile
     @property
@@ -227,7 +200,7 @@ class SeatView:
     def pile_known(self) -> list[int]:
         """Card ids in the pile that everyone has seen: face-up cards and R7 Jacks, bottom first."""
         where = self._game.where
-        return [p % NUM_CARD_IDS for p in self._game.pile if where[p] == LOC_PILE_UP or where[p] == LOC_PILE_JACK]
+        return [p % NUM_CARD_IDS for p in self._game.pile if where[p] == loc.PILE_UP or where[p] == loc.PILE_JACK]
 
     @cached_property
     def pile_known_points(self) -> int:
@@ -240,29 +213,29 @@ class SeatView:
         """Card ids this seat cannot identify (R31): other hands, the stock, hidden table cards
         and hidden cards other sides captured. Ascending; an id twice if both copies are unseen."""
         game = self._game
-        codes = _unknown_codes(self.seat, game.side_of[self.seat])
-        return sorted(p % NUM_CARD_IDS for p, loc in enumerate(game.where) if loc in codes)
+        codes = loc.unknown_codes(self.seat, game.side_of[self.seat])
+        return sorted(p % NUM_CARD_IDS for p, code in enumerate(game.where) if code in codes)
 
     def unseen_count_of(self, seat: int) -> int:
         """How many cards ``seat`` cannot identify (R31). A public number: it follows from the
         hand sizes, the stock size, the never-turned table cards and who captured them (R8)
         and the face-down cards not shown (R29)."""
         game = self._game
-        codes = _unknown_codes(seat, game.side_of[seat])
-        return sum(1 for loc in game.where if loc in codes)
+        codes = loc.unknown_codes(seat, game.side_of[seat])
+        return sum(1 for code in game.where if code in codes)
 
     def unseen_known_by(self, seat: int) -> int:
         """How many of the cards this seat cannot identify ``seat`` can: its hand, its side's
         never-turned table captures (R8), its face-down cards (R29). A public number too."""
         game = self._game
-        mine = _unknown_codes(self.seat, game.side_of[self.seat])
-        theirs = _unknown_codes(seat, game.side_of[seat])
-        return sum(1 for loc in game.where if loc in mine and loc not in theirs)
+        mine = loc.unknown_codes(self.seat, game.side_of[self.seat])
+        theirs = loc.unknown_codes(seat, game.side_of[seat])
+        return sum(1 for code in game.where if code in mine and code not in theirs)
 
     @cached_property
     def unseen_rank_counts(self) -> list[int]:
         """For each rank (0 = A … 12 = K), how many cards of it are unseen."""
-        counts = [0] * 13
+        counts = [0] * NUM_RANKS
         for c in self.unseen:
             counts[RANK[c]] += 1
         return counts
@@ -277,9 +250,9 @@ class SeatView:
         """For each rank, how many of its cards every seat has seen and can place: face up on
         the table or captured face up, Jacks of R7, the shown stock-bottom card (R28). What
         another seat surely knows (it may know more: its own hand and hidden captures)."""
-        counts = [0] * 13
-        for p, loc in enumerate(self._game.where):
-            if loc in _PUBLIC_CODES:
+        counts = [0] * NUM_RANKS
+        for p, code in enumerate(self._game.where):
+            if code in loc.PUBLIC_CODES:
                 counts[RANK[p]] += 1
         return counts
 
@@ -292,7 +265,7 @@ class SeatView:
     @cached_property
     def played_ranks(self) -> list[int]:
         """For each rank, how many cards of it were played face up this hand."""
-        counts = [0] * 13
+        counts = [0] * NUM_RANKS
         for _, c in self._game.history:
             counts[RANK[c]] += 1
         return counts
@@ -310,12 +283,8 @@ class SeatView:
         sb = self._game.stock_bottom
         if sb is None:
             return None
-        loc = self._game.where[sb]
-        if LOC_HAND_SHOWN <= loc < LOC_HAND_SHOWN + 6:
-            return loc - LOC_HAND_SHOWN
-        if loc == LOC_HAND + self.seat:  # cannot happen (it is LOC_HAND_SHOWN), kept for safety
-            return self.seat
-        return None
+        seat = loc.in_hand_of(self._game.where[sb])
+        return None if seat < 0 else seat
 
     # ------------------------------------------------------------------ public counters
     @property
