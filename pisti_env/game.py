@@ -73,6 +73,11 @@ class Game:
         dealer: optional dealer seat of the first hand (otherwise drawn from ``seed``).
 
     Raises ``ValueError``/``TypeError`` for a bad deck or dealer; the object is then not built.
+
+    The per-side counters are one table, ``counts[row][side]``, with the rows of
+    :class:`~pisti_env.counters.Counter` (the bluff rows only with ``bluff``, R29);
+    ``captured_count``, ``match_scores`` and the other row names read its live rows, and
+    :attr:`public_total` is computed from it.
     """
 
     def __init__(
@@ -769,11 +774,12 @@ def new_game(
 from .actions import BELIEVE, CHALLENGE, FACE_DOWN, action_to_text  # noqa: E402,F401,F811
 from .cards import HAND_SIZE, TABLE_SIZE  # noqa: E402,F401,F811
 from .counters import BLUFF_COUNTERS  # noqa: E402,F401
+from .locations import NOBODY, PLAYED_BY  # noqa: E402,F401
 from .scoring import BLUFF_STAKE, MAJORITY_POINTS, PISTI_POINTS  # noqa: E402,F401
 
 LOC_STOCK, LOC_STOCK_SHOWN, LOC_HAND, LOC_HAND_SHOWN = loc.STOCK, loc.STOCK_SHOWN, loc.HAND, loc.HAND_SHOWN
 LOC_PILE_UP, LOC_PILE_JACK, LOC_PILE_HIDDEN = loc.PILE_UP, loc.PILE_JACK, loc.PILE_HIDDEN
-LOC_CAPT_SHOWN, LOC_CAPT_HIDDEN, PLAYED_BY = loc.CAPT_SHOWN, loc.CAPT_HIDDEN, loc.PLAYED_BY
-LOC_PILE_DOWN, LOC_CAPT_DOWN, LOC_PILE_DOWN_SHOWN, NOBODY = loc.PILE_DOWN, loc.CAPT_DOWN, loc.PILE_DOWN_SHOWN, loc.NOBODY
+LOC_CAPT_SHOWN, LOC_CAPT_HIDDEN = loc.CAPT_SHOWN, loc.CAPT_HIDDEN
+LOC_PILE_DOWN, LOC_CAPT_DOWN, LOC_PILE_DOWN_SHOWN = loc.PILE_DOWN, loc.CAPT_DOWN, loc.PILE_DOWN_SHOWN
 unknown_location_codes = loc.unknown_codes
 # --- end TRANSITIONAL ------------------------------------------------------------------------
