@@ -251,8 +251,9 @@ class SeatView:
         the table or captured face up, Jacks of R7, the shown stock-bottom card (R28). What
         another seat surely knows (it may know more: its own hand and hidden captures)."""
         counts = [0] * NUM_RANKS
+        public = loc.PUBLIC_CODES
         for p, code in enumerate(self._game.where):
-            if code in loc.PUBLIC_CODES:
+            if code in public:
                 counts[RANK[p]] += 1
         return counts
 
