@@ -120,7 +120,7 @@ class Game:
     # ------------------------------------------------------------------ the counters
     # The rows of ``counts`` under their own names: live lists indexed by side, read-only.
     captured_count = _counter_row(Counter.CAPTURED, "Cards captured this hand per side (R21).")
-    card_points = _counter_row(Counter.CARD_POINTS, "Points of the captured cards per side (R20), hidden ones included.")
+    card_points = _counter_row(Counter.CARD_POINTS, "Points of the captured cards per side (R20), hidden ones too.")
     public_points = _counter_row(
         Counter.PUBLIC_POINTS,
         "Points this hand every seat can count per side (R30); once the hand is over, its total.",

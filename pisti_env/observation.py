@@ -136,7 +136,8 @@ class ObservationLayout:
         count("hand_sizes", "hand_sizes", "seat", HAND_SCALE, "cards in hand", 1.0)
         count("stock_size", "stock_size", "one", CARDS_SCALE, "cards left in the stock", card)
         count("pile_size", "pile_size", "one", CARDS_SCALE, "cards in the pile", card)
-        count("pile_hidden", "pile_hidden", "one", PILE_HIDDEN_SCALE, "never-turned table cards still in the pile (R8)", 1.0)
+        count("pile_hidden", "pile_hidden", "one", PILE_HIDDEN_SCALE,
+              "never-turned table cards still in the pile (R8)", 1.0)
         count("captured_count", "captured_count", "side", CARDS_SCALE, "cards captured this hand", card)
         count("pisti_count", "pisti_count", "side", PISTI_COUNT_SCALE,
               "piştis this hand (R13" + ("; believed or proven claims too, R29)" if bluff else ")"), 21.0)
@@ -286,7 +287,8 @@ class ObservationEncoder:
         self.static = np.zeros(layout.size, dtype=np.float32)
         self.static[layout["target"]] = 0.0 if st.target is None else st.target / POINTS_SCALE
         self.static[layout["settings"]] = [  # in the order of SETTINGS_MEANINGS
-            st.num_players / loc.MAX_SEATS, float(st.partnerships), float(st.decks - 1), st.win_margin / WIN_MARGIN_SCALE,
+            st.num_players / loc.MAX_SEATS, float(st.partnerships), float(st.decks - 1),
+            st.win_margin / WIN_MARGIN_SCALE,
             st.double_pisti / max(DOUBLE_PISTI_CHOICES), float(st.last_card_pisti),
             st.ten_diamonds_pisti_bonus / max(TEN_DIAMONDS_BONUS_CHOICES),
             float(st.show_stock_bottom), float(st.bluff), float(st.bluff_jack_double),

@@ -28,7 +28,9 @@ VARIANTS = {
     "3p": {"num_players": 3, "target": 51},
     "4p-partners": {"num_players": 4},
     "6p-2decks": {"num_players": 6, "decks": 2, "target": None},
-    "variants": {"double_pisti": 10, "last_card_pisti": False, "ten_diamonds_pisti_bonus": 3, "show_stock_bottom": True},
+    "variants": {
+        "double_pisti": 10, "last_card_pisti": False, "ten_diamonds_pisti_bonus": 3, "show_stock_bottom": True,
+    },
     "bluff": {"bluff": True},
     "bluff-4p-jack-double": {"bluff": True, "bluff_jack_double": True, "num_players": 4, "show_stock_bottom": True},
 }
