@@ -237,6 +237,7 @@ class Game:
         bluff_rows = BLUFF_RESULT_ROWS.items() if self.settings.bluff else ()
         result = []
         for side in range(self.num_sides):
+            # The keys in HAND_RESULT_KEYS' order; "majority" and "total" are computed below.
             r = {key: counts[COUNTED_RESULT_ROWS[key]][side] if key in COUNTED_RESULT_ROWS else 0
                  for key in HAND_RESULT_KEYS}
             r["majority"] = majority[side]
