@@ -19,6 +19,7 @@ from .decks import cut_stock_bottom
 from .observe import ObservationWriter
 from .state import BatchState, BatchStep
 from .tables import build_tables
+from .transitions import Outcome
 
 
 class BatchedPisti:
@@ -150,19 +151,11 @@ class BatchedPisti:
         return self._hidden(state, state.turn if seat is None else seat)
 
     # ------------------------------------------------------------------ internals
-    def _output(self, state: BatchState, observation_out: torch.Tensor | None, outcome: Any) -> BatchStep:
+    def _output(self, state: BatchState, observation_out: torch.Tensor | None, outcome: Outcome) -> BatchStep:
+        """The :class:`BatchStep` of ``outcome``, with the next seat's observation and mask."""
         observation = self._writer.observe(state, state.turn, observation_out)
-        return BatchStep(
-            seat=state.turn,
-            observation=observation,
-            action_mask=self._writer.mover_mask(state, observation),
-            rewards=outcome.rewards,
-            done=outcome.done,
-            hand_over=outcome.hand_over,
-            hand_result=outcome.hand_result,
-            match_scores=outcome.match_scores,
-            winner=outcome.winner,
-        )
+        mask = self._writer.mover_mask(state, observation)
+        return BatchStep(seat=state.turn, observation=observation, action_mask=mask, **vars(outcome))
 
     def _check_out(self, out: torch.Tensor | None) -> None:
         B, size = self.batch_size, self.observation_size

@@ -20,7 +20,8 @@ from .state import CODE_DTYPE, CODE_WIDTH
 
 @dataclass(frozen=True)
 class Tables:
-    """Read-only inputs of the transitions for a batch of ``batch_size`` games.
+    """Read-only inputs, besides the state and the actions, of the engine's functions
+    (transitions, observations, masks, critic inputs) for a batch of ``batch_size`` games.
 
     Packed codes (``location * CODE_WIDTH + playing seat``) index the flattened tables:
     ``relabel[k * num_codes + code]`` and ``legal[seat * num_codes + code]``.
@@ -31,15 +32,15 @@ class Tables:
     reward_mode: str  # "diff" or "win", as the AEC env
     batch_size: int
     device: torch.device
-    num_players: int
-    num_sides: int
-    num_locations: int  # location codes in use: the bluff variant's (R29) only with it
-    num_codes: int  # num_locations * CODE_WIDTH
-    num_rows: int  # rows of ``side_counts``
-    result_keys: tuple[str, ...]  # keys of ``BatchStep.hand_result``
     rows: torch.Tensor  # (B,) 0..B-1
     side_ids: torch.Tensor  # (S,) 0..S-1
     seat_ids: torch.Tensor  # (n,) 0..n-1
+    num_players: int
+    num_sides: int
+    num_rows: int  # rows of ``side_counts``: the bluff rows only with the variant (R29)
+    result_keys: tuple[str, ...]  # keys of ``BatchStep.hand_result``, in order
+    num_locations: int  # location codes in use: the bluff variant's (R29) only with it
+    num_codes: int  # packed codes in use: num_locations * CODE_WIDTH
     rank: torch.Tensor  # (52,) rank of each card id
     points: torch.Tensor  # (52,) card points (R20)
     side_of: torch.Tensor  # (n,) side of each seat (R4)
@@ -52,7 +53,11 @@ class Tables:
 
     def tensor(self, x: Any, dtype: torch.dtype = torch.int64) -> torch.Tensor:
         """``x`` (an array-like) as a tensor on the engine's device."""
-        return torch.as_tensor(np.asarray(x), dtype=dtype, device=self.device)
+        return _as_tensor(x, self.device, dtype)
+
+
+def _as_tensor(x: Any, device: torch.device, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(x), dtype=dtype, device=device)
 
 
 def build_tables(settings: Settings, *, batch_size: int, device: torch.device, seed: int, reward_mode: str) -> Tables:
@@ -63,7 +68,7 @@ def build_tables(settings: Settings, *, batch_size: int, device: torch.device, s
     num_codes = num_locations * CODE_WIDTH
 
     def t(x: Any, dtype: torch.dtype = torch.int64) -> torch.Tensor:
-        return torch.as_tensor(np.asarray(x), dtype=dtype, device=device)
+        return _as_tensor(x, device, dtype)
 
     relabel = np.tile(np.arange(num_codes).reshape(num_locations, CODE_WIDTH), (S + 1, 1, 1))
     for side in range(S):
@@ -79,15 +84,15 @@ def build_tables(settings: Settings, *, batch_size: int, device: torch.device, s
         reward_mode=reward_mode,
         batch_size=batch_size,
         device=device,
-        num_players=n,
-        num_sides=S,
-        num_locations=num_locations,
-        num_codes=num_codes,
-        num_rows=num_counters(settings.bluff),
-        result_keys=hand_result_keys(settings.bluff),
         rows=torch.arange(batch_size, device=device),
         side_ids=torch.arange(S, device=device),
         seat_ids=torch.arange(n, device=device),
+        num_players=settings.num_players,
+        num_sides=settings.num_sides,
+        num_rows=num_counters(settings.bluff),
+        result_keys=hand_result_keys(settings.bluff),
+        num_locations=num_locations,
+        num_codes=num_codes,
         rank=t(RANK[:NUM_CARD_IDS]),
         points=t(POINTS[:NUM_CARD_IDS]),
         side_of=t([settings.side_of(i) for i in range(n)]),
