@@ -1,9 +1,10 @@
 """The hand's frame for every game of the batch: new hands (R5–R8, R28), deals (R6.2, R18)
 and the end of a hand (R19–R26).
 
-Pure functions of ``(tables, state, ...)``. Those whose names end in ``_`` write the
-``code`` and ``deck`` of the state they are given in place: give them only a state the
-caller owns (:func:`pisti_env.batched.state.owned_copy`, or a sub-batch from
+Pure functions of ``(tables, state, ...)``. Those whose names end in ``_`` write in place
+the fields of the state they are given that their docstrings name (``code``, and ``deck``
+for all but :func:`deal_`): give them only a state whose those fields the caller owns
+(:func:`pisti_env.batched.state.owned_copy`, or a sub-batch from
 :func:`pisti_env.batched.state.take`, whose tensors are fresh).
 """
 
@@ -117,7 +118,7 @@ def finish_hands_(
     total = counts[:, Counter.CARD_POINTS] + majority + counts[:, Counter.PISTI_POINTS]
     if settings.bluff:  # R22: every bluff point received counts too
         total = total + counts[:, Counter.BLUFF_POINTS]
-    computed = {"majority": majority, "total": total}
+    computed = {"cards": cards, "majority": majority, "total": total}
     rows = {**COUNTED_RESULT_ROWS, **(BLUFF_RESULT_ROWS if settings.bluff else {})}
     hand_result = {key: computed[key] if key in computed else counts[:, rows[key]] for key in t.result_keys}
     # The hand folds into the match total, all of it public now (R30): public_total stays

@@ -15,8 +15,8 @@ from ..counters import Counter
 
 CODE_WIDTH = 256  # ``code`` packs two byte-sized codes: location * CODE_WIDTH + playing seat
 CODE_DTYPE = torch.int32  # codes and the indices built from them stay below 2**31; half the bytes of int64
-# The (B, 52) fields a step copies once, at its start, and then updates in place (see
-# :func:`owned_copy`): cheaper than a fresh tensor for every change.
+# The (B, 52) fields a step copies once, before its first change to them, and then updates
+# in place (see :func:`owned_copy`): cheaper than a fresh tensor for every change.
 OWNED_FIELDS = ("code", "deck")
 
 
@@ -103,11 +103,12 @@ class BatchStep:
 FIELDS = tuple(f.name for f in dataclasses.fields(BatchState))
 
 
-def owned_copy(state: BatchState) -> BatchState:
-    """``state`` with fresh copies of its :data:`OWNED_FIELDS`: the only kind of state that the
-    in-place transitions (the functions whose names end in ``_``) may be given. The pure step
-    makes one at its start, so its input is never written to."""
-    return state.replace(**{name: getattr(state, name).clone() for name in OWNED_FIELDS})
+def owned_copy(state: BatchState, fields: tuple[str, ...] = OWNED_FIELDS) -> BatchState:
+    """``state`` with fresh copies of ``fields`` (some of :data:`OWNED_FIELDS`): the only kind
+    of state that the in-place transitions (the functions whose names end in ``_``, each
+    naming the fields it writes) may be given. The pure step copies each field before the
+    first function that writes it, so its input is never written to."""
+    return state.replace(**{name: getattr(state, name).clone() for name in fields})
 
 
 def select(mask: torch.Tensor, chosen: BatchState, other: BatchState) -> BatchState:

@@ -1,6 +1,6 @@
 """The pure step of the batched engine: ``(tables, state, actions) -> (next state, outcome)``.
 
-:func:`step` starts from its own copy of the fields it updates in place
+:func:`step` takes its own copy of each field it updates in place before it updates it
 (:func:`~pisti_env.batched.state.owned_copy`), so its input state is never written to, and
 the same input always gives the same output: no random generator, no hidden state.
 """
@@ -58,7 +58,7 @@ def step(t: Tables, state: BatchState, a: torch.Tensor) -> tuple[BatchState, Out
     finished hands are scored and redealt, finished episodes restarted. ``state`` is not
     modified."""
     B, S, dev = t.batch_size, t.num_sides, t.device
-    state = owned_copy(state)  # from here on ``state`` is this step's own
+    state = owned_copy(state, ("code",))  # from here on ``state.code`` is this step's own
     state = bluff_move_(t, state, a) if t.settings.bluff else play_face_up_(t, state, a)
 
     # R18: deal again when every hand is empty; R19–R26 when the stock is empty too.
@@ -74,6 +74,8 @@ def step(t: Tables, state: BatchState, a: torch.Tensor) -> tuple[BatchState, Out
     winner = torch.full((B,), -1, dtype=torch.int64, device=dev)
     match_scores = state.side_counts[:, Counter.MATCH_SCORES]
     if bool(hand_over.any()):
+        # Ending and starting hands write the decks too (not copied before: hand ends are rare).
+        state = owned_copy(state, ("deck",))
         state, hand_result, done, winner = end_hands_(t, state, hand_over)
         match_scores = state.side_counts[:, Counter.MATCH_SCORES]
 
