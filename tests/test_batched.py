@@ -301,9 +301,9 @@ def test_R29_step_state_is_pure_with_face_down_plays_and_answers():
 def test_step_state_is_pure_through_deals_hand_ends_restarts_and_given_decks(settings):
     """Purity by construction: along whole games started from given decks and dealers, every
     step (face-up and face-down plays, answers, deals, hand ends, new hands, episode restarts)
-    leaves every tensor of its input state bit for bit unchanged and leaves ``engine.state``
-    alone; stepping the same state twice gives identical states and outputs, and the next
-    state shares no storage with its input's in-place-updated fields."""
+    leaves every tensor of its input state bit for bit unchanged, also when its successor is
+    stepped in turn, and leaves ``engine.state`` alone; stepping the same state twice gives
+    identical states and outputs."""
     batch = 8
     engine = BatchedPisti(batch, seed=7, **settings)
     rng = random.Random(3)
@@ -318,6 +318,7 @@ def test_step_state_is_pure_through_deals_hand_ends_restarts_and_given_decks(set
     state = engine.state
     rngs = [random.Random(i) for i in range(batch)]
     seen = Counter()
+    previous = None
     for _ in range(300):
         actions = random_legal(out.action_mask, rngs)
         seen.update(action_kind(int(a)) for a in actions)
@@ -328,7 +329,9 @@ def test_step_state_is_pure_through_deals_hand_ends_restarts_and_given_decks(set
         for f in dataclasses.fields(BatchState):
             assert torch.equal(getattr(state, f.name), before[f.name]), f.name
             assert torch.equal(getattr(new, f.name), getattr(again, f.name)), f.name
-        assert new.code.data_ptr() != state.code.data_ptr() and new.deck.data_ptr() != state.deck.data_ptr()
+        if previous is not None:  # stepping a state's successor leaves the state alone too
+            for f in dataclasses.fields(BatchState):
+                assert torch.equal(getattr(previous[0], f.name), previous[1][f.name]), f.name
         for f in dataclasses.fields(BatchStep):
             x, y = getattr(out, f.name), getattr(out_again, f.name)
             if isinstance(x, dict):
@@ -339,6 +342,7 @@ def test_step_state_is_pure_through_deals_hand_ends_restarts_and_given_decks(set
         seen["hand over"] += int(out.hand_over.sum())
         seen["next hand of a match"] += int((out.hand_over & ~out.done).sum())
         seen["episode restart"] += int(out.done.sum())
+        previous = (state, before)
         state = new
     assert seen["deal"] > 0 and seen["hand over"] > 0, seen
     if settings["target"] is None:
