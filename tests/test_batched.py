@@ -288,6 +288,71 @@ def test_R29_step_state_is_pure_with_face_down_plays_and_answers():
     assert kinds == {"face up", "face down", "believe", "challenge"}
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(num_players=2, target=None),
+        dict(num_players=4, target=41, win_margin=2, show_stock_bottom=True, ten_diamonds_pisti_bonus=3),
+        dict(num_players=3, target=None, bluff=True, bluff_jack_double=True, show_stock_bottom=True),
+        dict(num_players=2, target=41, bluff=True, reward="win"),
+    ],
+    ids=["2p-hand", "4p-match", "3p-bluff-hand", "2p-bluff-match-win"],
+)
+def test_step_state_is_pure_through_deals_hand_ends_restarts_and_given_decks(settings):
+    """Purity by construction: along whole games started from given decks and dealers, every
+    step (face-up and face-down plays, answers, deals, hand ends, new hands, episode restarts)
+    leaves every tensor of its input state bit for bit unchanged, also when its successor is
+    stepped in turn, and leaves ``engine.state`` alone; stepping the same state twice gives
+    identical states and outputs."""
+    batch = 8
+    engine = BatchedPisti(batch, seed=7, **settings)
+    rng = random.Random(3)
+    decks = []
+    for _ in range(batch):
+        deck = list(range(52))
+        rng.shuffle(deck)
+        while all(c % 13 == JACK for c in deck[:4]):  # not a void deal (R7)
+            rng.shuffle(deck)
+        decks.append(deck)
+    out = engine.reset(decks=decks, dealers=[b % settings["num_players"] for b in range(batch)])
+    state = engine.state
+    rngs = [random.Random(i) for i in range(batch)]
+    seen = Counter()
+    previous = None
+    for _ in range(300):
+        actions = random_legal(out.action_mask, rngs)
+        seen.update(action_kind(int(a)) for a in actions)
+        before = {f.name: getattr(state, f.name).clone() for f in dataclasses.fields(BatchState)}
+        new, out = engine.step_state(state, actions)
+        again, out_again = engine.step_state(state, actions)
+        assert engine.state is not new and engine.state is not again
+        for f in dataclasses.fields(BatchState):
+            assert torch.equal(getattr(state, f.name), before[f.name]), f.name
+            assert torch.equal(getattr(new, f.name), getattr(again, f.name)), f.name
+        if previous is not None:  # stepping a state's successor leaves the state alone too
+            for f in dataclasses.fields(BatchState):
+                assert torch.equal(getattr(previous[0], f.name), previous[1][f.name]), f.name
+        for f in dataclasses.fields(BatchStep):
+            x, y = getattr(out, f.name), getattr(out_again, f.name)
+            if isinstance(x, dict):
+                assert x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x), f.name
+            else:
+                assert torch.equal(x, y), f.name
+        seen["deal"] += int(((new.stock_pos > state.stock_pos) & (new.hands_completed == state.hands_completed)).sum())
+        seen["hand over"] += int(out.hand_over.sum())
+        seen["next hand of a match"] += int((out.hand_over & ~out.done).sum())
+        seen["episode restart"] += int(out.done.sum())
+        previous = (state, before)
+        state = new
+    assert seen["deal"] > 0 and seen["hand over"] > 0, seen
+    if settings["target"] is None:
+        assert seen["episode restart"] > 0, seen
+    else:
+        assert seen["next hand of a match"] > 0, seen
+    if settings.get("bluff"):
+        assert {"face down", "believe", "challenge"} <= set(seen), seen
+
+
 def test_given_decks_and_dealers_are_dealt_as_in_the_python_engine():
     rng = random.Random(4)
     decks = []

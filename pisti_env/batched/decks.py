@@ -1,0 +1,81 @@
+"""Decks and first dealers from a counter-based hash: no random generator, no state.
+
+Every deck is a function of ``(seed, game slot, episode, hand, attempt)`` alone, so game
+``i``'s trajectory depends neither on the other games nor on the batch size, and is the same
+on every device. Changing anything here changes every game a seed gives: don't.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..cards import JACK, NUM_CARD_IDS, TABLE_SIZE
+
+_MASK32 = 0xFFFFFFFF
+_CARD_STRIDE = 64  # hash keys of one deck's cards: key * _CARD_STRIDE + card id (a stride above 52)
+_MAX_DRAWS = 100  # a void deal has probability 1/270725: the draw loop runs once or twice
+
+
+def mix(x: torch.Tensor) -> torch.Tensor:
+    """A 32-bit integer hash (xor-shift-multiply rounds); int64 tensors holding values below
+    2**32, multipliers below 2**31 so nothing overflows."""
+    x = x & _MASK32
+    x = ((x ^ (x >> 16)) * 0x7FEB352D) & _MASK32
+    x = ((x ^ (x >> 15)) * 0x2C1B3C6D) & _MASK32
+    x = ((x ^ (x >> 16)) * 0x297A2D39) & _MASK32
+    return x ^ (x >> 15)
+
+
+def hash_key(seed: int, *parts: torch.Tensor | int, device: torch.device) -> torch.Tensor:
+    """The hash of ``seed`` and ``parts`` (tensors of one shape, or ints), element-wise."""
+    h = mix(torch.as_tensor(seed & _MASK32, device=device) ^ 0x5BD1E995)
+    h = h ^ (seed >> 32)
+    for part in parts:
+        h = mix(h * 31 + torch.as_tensor(part, device=device) + 0x9E3779B)
+    return h
+
+
+def first_dealers(seed: int, slot: torch.Tensor, episode: torch.Tensor, num_players: int) -> torch.Tensor:
+    """(k,) the first dealer of each game's episode (R5)."""
+    return hash_key(seed, slot, episode, -1, 0, device=slot.device) % num_players
+
+
+def hashed_decks(
+    seed: int, slot: torch.Tensor, episode: torch.Tensor, hand: torch.Tensor, rank: torch.Tensor, cut: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(k, 52) decks and (k,) attempts: one deck per row, a permutation keyed by (seed, slot,
+    episode, hand, attempt); a void deal (four Jacks on the table, R7) draws again with the
+    next attempt. ``cut``: apply the R28 cut (``show_stock_bottom``). ``rank``: the (52,)
+    rank table."""
+    k, device = slot.shape[0], slot.device
+    deck = torch.empty(k, NUM_CARD_IDS, dtype=torch.int64, device=device)
+    attempt = torch.zeros(k, dtype=torch.int64, device=device)
+    todo = torch.arange(k, device=device)
+    cards = torch.arange(NUM_CARD_IDS, device=device)
+    for _ in range(_MAX_DRAWS):
+        key = hash_key(seed, slot[todo], episode[todo], hand[todo], attempt[todo], device=device)
+        new = torch.argsort(mix(key[:, None] * _CARD_STRIDE + cards), dim=1, stable=True)
+        if cut:
+            new = cut_stock_bottom(new, rank)
+        deck[todo] = new
+        void = (rank[new[:, :TABLE_SIZE]] == JACK).all(1)
+        if not bool(void.any()):
+            return deck, attempt
+        todo = todo[void]
+        attempt[todo] += 1
+    raise RuntimeError(f"could not draw a non-void deal in {_MAX_DRAWS} attempts")  # pragma: no cover
+
+
+def cut_stock_bottom(deck: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:
+    """R28 cut, as ``pisti_env.game``: if the last card is a Jack, move the last non-Jack to the
+    end of the deck. Out of place."""
+    is_jack = rank[deck] == JACK
+    idx = torch.arange(NUM_CARD_IDS, device=deck.device).expand_as(deck)
+    last_non_jack = torch.where(~is_jack, idx, -1).max(1).values  # (B,)
+    need = is_jack[:, -1]
+    # New order: every index except last_non_jack, then last_non_jack.
+    after = idx >= last_non_jack[:, None]
+    source = torch.where(after, (idx + 1).clamp(max=NUM_CARD_IDS - 1), idx)
+    source[:, -1] = last_non_jack
+    cut = deck.gather(1, source)
+    return torch.where(need[:, None], cut, deck)

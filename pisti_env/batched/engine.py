@@ -1,0 +1,236 @@
+""":class:`BatchedPisti`: the batched engine's face. It checks its inputs, holds the current
+state, and hands the work to the pure functions of :mod:`.transitions`, the
+:class:`~.observe.ObservationWriter` and the critic's :class:`~.critic.HiddenInformation`."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..cards import JACK, NUM_CARD_IDS, RANK, TABLE_SIZE, parse_card
+from ..observation import ObservationEncoder
+from ..rules import make_settings
+from . import transitions
+from .critic import HiddenInformation
+from .decks import cut_stock_bottom
+from .observe import ObservationWriter
+from .state import BatchState, BatchStep
+from .tables import build_tables
+from .transitions import Outcome
+
+
+class BatchedPisti:
+    """B Pişti games stepped together on one device.
+
+    Args:
+        batch_size: number of games B.
+        device: torch device (``"cpu"``, ``"cuda"``, …); everything lives there.
+        seed: seeds every deck and first dealer (through the counter-based hash).
+        reward: ``"diff"`` or ``"win"``, as in the AEC env.
+        **settings: game settings (RULES.md's table); unsupported ones raise ``ValueError``.
+    """
+
+    def __init__(
+        self,
+        batch_size: int,
+        *,
+        device: str | torch.device = "cpu",
+        seed: int = 0,
+        reward: str = "diff",
+        **settings: Any,
+    ) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        if reward not in ("diff", "win"):
+            raise ValueError(f"reward must be 'diff' or 'win', got {reward!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        self.settings = s = make_settings(**settings)
+        if s.decks != 1:
+            raise ValueError(
+                f"the batched engine supports one deck (2, 3 or 4 players), got num_players={s.num_players}, "
+                f"decks={s.decks}; use pisti_env.Game or pisti_env.env for 5-6 players"
+            )
+        self.batch_size = batch_size
+        self.device = torch.device(device)
+        self.seed = seed
+        self.reward_mode = reward
+        self.num_players = s.num_players
+        self.num_sides = s.num_sides
+        self.num_actions = s.num_actions  # 52, or 106 with the bluff variant (R29)
+        self.encoder = ObservationEncoder(s)
+        self.tables = build_tables(s, batch_size=batch_size, device=self.device, seed=seed, reward_mode=reward)
+        self._writer = ObservationWriter(self.tables, self.encoder)
+        self._hidden = HiddenInformation(self.tables)
+        self.observation_size = self._writer.size
+        self.hidden_information_size = self._hidden.size
+        self.state: BatchState | None = None
+
+    @property
+    def side_of(self) -> torch.Tensor:
+        """(n,) the side of each seat (R4), on the engine's device."""
+        return self.tables.side_of
+
+    _side_of = side_of  # the name training/rollout.py and training/batched_eval.py read
+
+    # ------------------------------------------------------------------ public API
+    def reset(
+        self,
+        decks: Sequence[Sequence[int | str]] | torch.Tensor | None = None,
+        dealers: Sequence[int] | torch.Tensor | None = None,
+        observation_out: torch.Tensor | None = None,
+    ) -> BatchStep:
+        """Start B new episodes; optionally from given first-hand decks (B × 52 card ids or
+        text codes, item 0 dealt first) and dealers (B seats). Later hands and episodes draw
+        their decks from the seed. ``observation_out``: see :meth:`step`."""
+        given_decks = None if decks is None else self._validated_decks(decks)
+        given_dealers = None if dealers is None else self._validated_dealers(dealers)
+        self.state = transitions.first_state(self.tables, given_decks, given_dealers)
+        return self.peek(self.state, observation_out)
+
+    def peek(self, state: BatchState | None = None, observation_out: torch.Tensor | None = None) -> BatchStep:
+        """The seat to move, its observation and mask in ``state`` (default: the current
+        state), as a :class:`BatchStep` with no rewards and no episode or hand ended."""
+        state = self.state if state is None else state
+        if state is None:
+            raise ValueError("call reset() first")
+        self._check_out(observation_out)
+        return self._output(state, observation_out, transitions.quiet_outcome(self.tables, state))
+
+    def step(self, actions: torch.Tensor | Sequence[int], observation_out: torch.Tensor | None = None) -> BatchStep:
+        """Every game's seat to move takes ``actions[b]``: a card id, or with the bluff variant
+        any action id of :mod:`pisti_env.actions` (R29: ``FACE_DOWN + id``, ``BELIEVE``,
+        ``CHALLENGE``); see :class:`BatchStep`. Finished games restart at once, so the batch
+        stays full.
+
+        ``observation_out``: an optional (B, observation_size) float32 tensor on the engine's
+        device to write the observations into (a trainer's rollout storage, say); it saves
+        allocating fresh memory for them at every step, the largest single cost on a CPU.
+
+        Raises ``ValueError`` naming the first game with an illegal action (and that game's
+        legal ones); the state is then unchanged."""
+        if self.state is None:
+            raise ValueError("call reset() before step()")
+        self.state, out = self.step_state(self.state, actions, observation_out)
+        return out
+
+    def step_state(
+        self, state: BatchState, actions: torch.Tensor | Sequence[int], observation_out: torch.Tensor | None = None
+    ) -> tuple[BatchState, BatchStep]:
+        """The pure step: ``(state, actions) -> (next state, BatchStep)``; ``state`` is not
+        modified (see :func:`pisti_env.batched.transitions.step`), and ``self.state`` is
+        neither read nor written."""
+        self._check_out(observation_out)  # before the step: a bad buffer must change nothing
+        a = self._validated_actions(state, actions)
+        state, outcome = transitions.step(self.tables, state, a)
+        return state, self._output(state, observation_out, outcome)
+
+    def observe(
+        self, state: BatchState, seat: torch.Tensor | None = None, out: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """(B, observation_size) observations of ``seat`` (default: the seat to move), built
+        with the Python encoder's tables; written into ``out`` when given."""
+        self._check_out(out)
+        return self._writer.observe(state, state.turn if seat is None else seat, out)
+
+    def action_mask(self, state: BatchState) -> torch.Tensor:
+        """(B, num_actions) bool: the legal actions of the seat to move (R9; R29 with the bluff
+        variant)."""
+        return self._writer.action_mask(state)
+
+    def hidden_information(self, state: BatchState, seat: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, hidden_information_size) float: for each card, one-hot, whether it lies in the
+        hand of the seat 1, ..., n - 1 places after ``seat`` (default: the seat to move), in
+        the stock, face down from the deal (R8: on the table or captured by another side), or
+        (bluff variant) face down from another seat's claim, pending or believed (R29).
+        Exactly what ``seat`` may NOT know (R30–R31): for a trainer's value network only; a
+        policy must never read it."""
+        return self._hidden(state, state.turn if seat is None else seat)
+
+    # ------------------------------------------------------------------ internals
+    def _output(self, state: BatchState, observation_out: torch.Tensor | None, outcome: Outcome) -> BatchStep:
+        """The :class:`BatchStep` of ``outcome``, with the next seat's observation and mask."""
+        observation = self._writer.observe(state, state.turn, observation_out)
+        mask = self._writer.mover_mask(state, observation)
+        return BatchStep(seat=state.turn, observation=observation, action_mask=mask, **vars(outcome))
+
+    def _check_out(self, out: torch.Tensor | None) -> None:
+        B, size = self.batch_size, self.observation_size
+        if out is not None and (out.shape != (B, size) or out.dtype != torch.float32 or out.device != self.device):
+            raise ValueError(
+                f"observation_out must be a float32 tensor of shape ({B}, {size}) on "
+                f"{self.device}, got {out.dtype} {tuple(out.shape)} on {out.device}"
+            )
+
+    def _validated_decks(self, decks: Any) -> torch.Tensor:
+        B = self.batch_size
+        rows = decks.tolist() if isinstance(decks, torch.Tensor) else [list(d) for d in decks]
+        if len(rows) != B:
+            raise ValueError(f"decks must hold one deck per game ({B}), got {len(rows)}")
+        ids = []
+        for i, row in enumerate(rows):
+            if len(row) != NUM_CARD_IDS:
+                raise ValueError(f"deck of game {i} must hold {NUM_CARD_IDS} cards, got {len(row)}")
+            cards = [parse_card(c) for c in row]
+            if sorted(cards) != list(range(NUM_CARD_IDS)):
+                raise ValueError(f"deck of game {i} must hold every card exactly once")
+            if all(RANK[c] == JACK for c in cards[:TABLE_SIZE]):
+                raise ValueError(f"deck of game {i} deals four Jacks to the table: a void deal (R7)")
+            ids.append(cards)
+        deck = torch.tensor(ids, dtype=torch.int64, device=self.device)
+        return cut_stock_bottom(deck, self.tables.rank) if self.settings.show_stock_bottom else deck
+
+    def _validated_dealers(self, dealers: Any) -> torch.Tensor:
+        values = dealers.tolist() if isinstance(dealers, torch.Tensor) else list(dealers)
+        if len(values) != self.batch_size:
+            raise ValueError(f"dealers must hold one seat per game ({self.batch_size}), got {len(values)}")
+        for i, d in enumerate(values):
+            if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 0 <= d < self.num_players:
+                raise ValueError(f"dealer of game {i} must be a seat 0..{self.num_players - 1}, got {d!r}")
+        return torch.tensor(values, dtype=torch.int64, device=self.device)
+
+    def _validated_actions(self, state: BatchState, actions: Any) -> torch.Tensor:
+        """``actions`` as a (B,) int64 tensor on the device, each legal in its game (R9; R29
+        with the bluff variant: legal in the game's mask)."""
+        if not isinstance(actions, torch.Tensor):
+            actions = torch.as_tensor(np.asarray(actions))
+        if actions.dtype.is_floating_point or actions.dtype == torch.bool or actions.is_complex():
+            what = "action ids" if self.settings.bluff else "card ids"
+            raise TypeError(f"actions must be an integer tensor of {what}, got dtype {actions.dtype}")
+        if actions.shape != (self.batch_size,):
+            raise ValueError(f"actions must have shape ({self.batch_size},), got {tuple(actions.shape)}")
+        a = actions.to(device=self.device, dtype=torch.int64)
+        if self.settings.bluff:
+            return self._validated_bluff_actions(state, a)
+        t = self.tables
+        in_range = (a >= 0) & (a < NUM_CARD_IDS)
+        code = state.code.gather(1, a.clamp(0, NUM_CARD_IDS - 1)[:, None]).squeeze(1)
+        legal = in_range & t.legal[state.turn * t.num_codes + code]
+        if not bool(legal.all()):
+            b = int((~legal).nonzero()[0, 0])
+            seat = int(state.turn[b])
+            held = t.legal[seat * t.num_codes + state.code[b]].nonzero().squeeze(1).tolist()
+            raise ValueError(
+                f"illegal action {int(a[b])} in game {b}: seat {seat} may play only {held} "
+                f"(card ids 0..{NUM_CARD_IDS - 1} held in its hand)"
+            )
+        return a
+
+    def _validated_bluff_actions(self, state: BatchState, a: torch.Tensor) -> torch.Tensor:
+        """R29: ``a`` must be legal in the action mask of each game."""
+        in_range = (a >= 0) & (a < self.num_actions)
+        mask = self.action_mask(state)
+        legal = in_range & mask.gather(1, a.clamp(0, self.num_actions - 1)[:, None]).squeeze(1)
+        if not bool(legal.all()):
+            b = int((~legal).nonzero()[0, 0])
+            seat = int(state.turn[b])
+            allowed = mask[b].nonzero().squeeze(1).tolist()
+            raise ValueError(
+                f"illegal action {int(a[b])} in game {b}: seat {seat} may take only {allowed} (R29: card ids "
+                f"0..{NUM_CARD_IDS - 1} face up, {FACE_DOWN} + card id face down on a lone table card, "
+                f"{BELIEVE} believe and {CHALLENGE} challenge a pending claim)"
+            )
+        return a

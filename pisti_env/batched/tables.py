@@ -1,0 +1,101 @@
+"""The static side of the batched engine: everything a transition reads besides the state and
+the actions, built once per engine (settings, seed, reward mode, and the rule tables as
+tensors on the engine's device)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import locations as loc
+from ..cards import NUM_CARD_IDS, RANK
+from ..counters import hand_result_keys, num_counters
+from ..rules import Settings
+from ..scoring import POINTS
+from .state import CODE_DTYPE, CODE_WIDTH
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Read-only inputs, besides the state and the actions, of the engine's functions
+    (transitions, observations, masks, critic inputs) for a batch of ``batch_size`` games.
+
+    Packed codes (``location * CODE_WIDTH + playing seat``) index the flattened tables:
+    ``relabel[k * num_codes + code]`` and ``legal[seat * num_codes + code]``.
+    """
+
+    settings: Settings
+    seed: int  # feeds every deck and first dealer (see :mod:`.decks`)
+    reward_mode: str  # "diff" or "win", as the AEC env
+    batch_size: int
+    device: torch.device
+    rows: torch.Tensor  # (B,) 0..B-1
+    side_ids: torch.Tensor  # (S,) 0..S-1
+    seat_ids: torch.Tensor  # (n,) 0..n-1
+    num_players: int
+    num_sides: int
+    num_rows: int  # rows of ``side_counts``: the bluff rows only with the variant (R29)
+    result_keys: tuple[str, ...]  # keys of ``BatchStep.hand_result``, in order
+    num_locations: int  # location codes in use: the bluff variant's (R29) only with it
+    num_codes: int  # packed codes in use: num_locations * CODE_WIDTH
+    rank: torch.Tensor  # (52,) rank of each card id
+    points: torch.Tensor  # (52,) card points (R20)
+    side_of: torch.Tensor  # (n,) side of each seat (R4)
+    # (1 + S) * num_codes: row 0 keeps every code; row 1 + side relabels a capture or sweep
+    # (R10, R11, R19) by that side: the pile's public cards to its shown captures, the
+    # never-turned ones to its hidden captures (R8).
+    relabel: torch.Tensor
+    # n * num_codes bool: the codes of cards seat may play, those in its hand (R9).
+    legal: torch.Tensor
+
+    def tensor(self, x: Any, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+        """``x`` (an array-like) as a tensor on the engine's device."""
+        return _as_tensor(x, self.device, dtype)
+
+
+def _as_tensor(x: Any, device: torch.device, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(x), dtype=dtype, device=device)
+
+
+def build_tables(settings: Settings, *, batch_size: int, device: torch.device, seed: int, reward_mode: str) -> Tables:
+    """The :class:`Tables` of an engine (its arguments already validated)."""
+    n, S = settings.num_players, settings.num_sides
+    num_locations = loc.NUM_LOCATIONS if settings.bluff else loc.NUM_PLAIN_LOCATIONS  # smaller tables
+    # without the variant: the observation's lookup is a step's hottest gather, and it stays in cache
+    num_codes = num_locations * CODE_WIDTH
+
+    def t(x: Any, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+        return _as_tensor(x, device, dtype)
+
+    relabel = np.tile(np.arange(num_codes).reshape(num_locations, CODE_WIDTH), (S + 1, 1, 1))
+    for side in range(S):
+        relabel[1 + side, loc.PILE_UP] += (loc.CAPT_SHOWN + side - loc.PILE_UP) * CODE_WIDTH
+        relabel[1 + side, loc.PILE_JACK] += (loc.CAPT_SHOWN + side - loc.PILE_JACK) * CODE_WIDTH
+        relabel[1 + side, loc.PILE_HIDDEN] += (loc.CAPT_HIDDEN + side - loc.PILE_HIDDEN) * CODE_WIDTH
+    legal = np.zeros((n, num_locations, CODE_WIDTH), dtype=bool)
+    for seat in range(n):
+        legal[seat, [loc.HAND + seat, loc.HAND_SHOWN + seat]] = True
+    return Tables(
+        settings=settings,
+        seed=seed,
+        reward_mode=reward_mode,
+        batch_size=batch_size,
+        device=device,
+        rows=torch.arange(batch_size, device=device),
+        side_ids=torch.arange(S, device=device),
+        seat_ids=torch.arange(n, device=device),
+        num_players=settings.num_players,
+        num_sides=settings.num_sides,
+        num_rows=num_counters(settings.bluff),
+        result_keys=hand_result_keys(settings.bluff),
+        num_locations=num_locations,
+        num_codes=num_codes,
+        rank=t(RANK[:NUM_CARD_IDS]),
+        points=t(POINTS[:NUM_CARD_IDS]),
+        side_of=t([settings.side_of(i) for i in range(n)]),
+        relabel=t(relabel.reshape(-1), CODE_DTYPE),
+        legal=t(legal.reshape(-1), torch.bool),
+    )

@@ -1,0 +1,103 @@
+"""The pure step of the batched engine: ``(tables, state, actions) -> (next state, outcome)``.
+
+:func:`step` takes its own copy of each field it updates in place before it updates it
+(:func:`~pisti_env.batched.state.owned_copy`), so its input state is never written to, and
+the same input always gives the same output: no random generator, no hidden state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..cards import NUM_CARD_IDS
+from ..counters import Counter
+from .hands import blank_state, deal_, end_hands_, start_hands_
+from .moves import bluff_move_, play_face_up_
+from .state import BatchState, owned_copy
+from .tables import Tables
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a step did, besides the next state (see :class:`~pisti_env.batched.state.BatchStep`,
+    which adds the next seat's observation and mask)."""
+
+    rewards: torch.Tensor  # (B, n) float32
+    done: torch.Tensor  # (B,) bool: the episode ended (and a new one started)
+    hand_over: torch.Tensor  # (B,) bool: a hand ended
+    hand_result: dict[str, torch.Tensor]  # (B, S) each, zero where no hand ended
+    match_scores: torch.Tensor  # (B, S) of the finished episode where done
+    winner: torch.Tensor  # (B,) side, -1: none or a draw
+
+
+def first_state(t: Tables, decks: torch.Tensor | None = None, dealers: torch.Tensor | None = None) -> BatchState:
+    """B new episodes, dealt; optionally from given first-hand decks (B, 52) and dealers (B,),
+    both already validated."""
+    everything = torch.ones(t.batch_size, dtype=torch.bool, device=t.device)
+    return start_hands_(t, blank_state(t), everything, new_episode=everything, decks=decks, dealers=dealers)
+
+
+def quiet_outcome(t: Tables, state: BatchState) -> Outcome:
+    """The outcome of no step at all: no rewards, nothing ended."""
+    B, S, dev = t.batch_size, t.num_sides, t.device
+    none = torch.zeros(B, dtype=torch.bool, device=dev)
+    return Outcome(
+        rewards=torch.zeros(B, t.num_players, dtype=torch.float32, device=dev),
+        done=none,
+        hand_over=none,
+        hand_result={k: torch.zeros(B, S, dtype=torch.int64, device=dev) for k in t.result_keys},
+        match_scores=state.side_counts[:, Counter.MATCH_SCORES],
+        winner=torch.full((B,), -1, dtype=torch.int64, device=dev),
+    )
+
+
+def step(t: Tables, state: BatchState, a: torch.Tensor) -> tuple[BatchState, Outcome]:
+    """Every game's seat to move takes the legal action ``a[b]`` (the caller checks it);
+    finished hands are scored and redealt, finished episodes restarted. ``state`` is not
+    modified."""
+    B, S, dev = t.batch_size, t.num_sides, t.device
+    state = owned_copy(state, ("code",))  # from here on ``state.code`` is this step's own
+    state = bluff_move_(t, state, a) if t.settings.bluff else play_face_up_(t, state, a)
+
+    # R18: deal again when every hand is empty; R19–R26 when the stock is empty too.
+    hands_empty = state.in_hands == 0
+    if t.settings.bluff:  # R29: a pending claim is answered before any deal or hand end
+        hands_empty = hands_empty & (state.claimant < 0)
+    need_deal = hands_empty & (state.stock_pos < NUM_CARD_IDS)
+    hand_over = hands_empty & ~need_deal
+    if bool(need_deal.any()):
+        state = deal_(t, state, need_deal)
+    hand_result = {k: torch.zeros(B, S, dtype=torch.int64, device=dev) for k in t.result_keys}
+    done = torch.zeros(B, dtype=torch.bool, device=dev)
+    winner = torch.full((B,), -1, dtype=torch.int64, device=dev)
+    match_scores = state.side_counts[:, Counter.MATCH_SCORES]
+    if bool(hand_over.any()):
+        # Ending and starting hands write the decks too (not copied before: hand ends are rare).
+        state = owned_copy(state, ("deck",))
+        state, hand_result, done, winner = end_hands_(t, state, hand_over)
+        match_scores = state.side_counts[:, Counter.MATCH_SCORES]
+
+    rewards = _rewards(t, state, done, winner)
+    state = state.replace(reward_base=state.public_total)
+    if bool(done.any()):
+        state = start_hands_(t, state, done, new_episode=done)
+    return state, Outcome(rewards, done, hand_over, hand_result, match_scores, winner)
+
+
+def _rewards(t: Tables, state: BatchState, done: torch.Tensor, winner: torch.Tensor) -> torch.Tensor:
+    """(B, n) per-seat rewards of this step, exactly as the AEC env computes them: the change
+    of each side's public total against the others' mean (``"diff"``), or +1/0/-1 for a
+    won/drawn/lost episode (``"win"``)."""
+    if t.reward_mode == "diff":
+        delta = (state.public_total - state.reward_base).float()  # (B, S)
+        others = (delta.sum(1, keepdim=True) - delta) / (t.num_sides - 1)
+        per_side = delta - others
+    else:
+        scores = state.side_counts[:, Counter.MATCH_SCORES]
+        best = scores.max(1, keepdim=True).values
+        won = winner[:, None] == t.side_ids
+        draw_best = (winner < 0)[:, None] & (scores == best)
+        per_side = torch.where(won, 1.0, torch.where(draw_best, 0.0, -1.0)) * done[:, None]
+    return per_side[:, t.side_of]
