@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pisti_env
-from pisti_env import Game, Settings, card_to_text, make_settings, new_game, parse_card
+from pisti_env import Game, Settings, card_to_text, make_settings, new_game
 
 ALL_TEXT = [card_to_text(c) for c in range(52)]
 
