@@ -33,24 +33,8 @@ import numpy as np
 import pytest
 
 from pisti_env import Game, card_to_text, make_settings, new_game, parse_card
-from pisti_env.game import (
-    BELIEVE,
-    FACE_DOWN,
-    LOC_CAPT_DOWN,
-    LOC_CAPT_HIDDEN,
-    LOC_CAPT_SHOWN,
-    LOC_HAND,
-    LOC_HAND_SHOWN,
-    LOC_PILE_DOWN,
-    LOC_PILE_DOWN_SHOWN,
-    LOC_PILE_HIDDEN,
-    LOC_PILE_JACK,
-    LOC_PILE_UP,
-    LOC_STOCK,
-    LOC_STOCK_SHOWN,
-    NOBODY,
-    PLAYED_BY,
-)
+from pisti_env import locations as loc
+from pisti_env.actions import BELIEVE, FACE_DOWN
 
 ALL_CODES = [card_to_text(c) for c in range(52)]
 C = parse_card
@@ -250,17 +234,28 @@ def legal_from_mask(obs) -> list[int]:
     return np.flatnonzero(obs["action_mask"]).tolist()
 
 
+def live_turns(e, totals: dict[str, float]):
+    """The canonical AEC loop (``agent_iter``/``last``): adds every reward ``last()`` returns to
+    ``totals``, steps ``None`` for a finished agent, and yields ``(agent, obs)`` for every live
+    turn; the caller then steps that agent."""
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, info = e.last()
+        totals[agent] += reward
+        if term or trunc:
+            e.step(None)
+            continue
+        yield agent, obs
+
+
 def play_env_episode(e, rng: random.Random, on_step=None) -> dict[str, float]:
     """Standard AEC loop with a random legal policy. Returns the per-agent sum of the rewards
     returned by ``last()`` (final ``last()`` calls included). ``on_step(agent, action)`` runs
     after every live step."""
     totals = {a: 0.0 for a in e.possible_agents}
-    for agent in e.agent_iter():
-        obs, reward, term, trunc, info = e.last()
-        totals[agent] += reward
-        action = None if term or trunc else rng.choice(legal_from_mask(obs))
+    for agent, obs in live_turns(e, totals):
+        action = rng.choice(legal_from_mask(obs))
         e.step(action)
-        if action is not None and on_step is not None:
+        if on_step is not None:
             on_step(agent, action)
     return totals
 
@@ -299,18 +294,18 @@ def check_conservation(g: Game, dealt_order_known: bool = True) -> None:
     for seat, hand in enumerate(g.hands):
         for p in hand:
             put(p, f"hand {seat}")
-            assert where[p] in (LOC_HAND + seat, LOC_HAND_SHOWN + seat), (p, seat, where[p])
+            assert where[p] in (loc.HAND + seat, loc.HAND_SHOWN + seat), (p, seat, where[p])
     for p in g.pile:
         put(p, "pile")
-        assert where[p] in (LOC_PILE_UP, LOC_PILE_JACK, LOC_PILE_HIDDEN), (p, where[p])
+        assert where[p] in (loc.PILE_UP, loc.PILE_JACK, loc.PILE_HIDDEN), (p, where[p])
     assert 0 <= g.stock_pos <= len(g.deck)
     for p in g.deck[g.stock_pos :]:
         put(p, "stock")
-        assert where[p] in (LOC_STOCK, LOC_STOCK_SHOWN), (p, where[p])
+        assert where[p] in (loc.STOCK, loc.STOCK_SHOWN), (p, where[p])
     if g.claimant >= 0:  # R29: the face-down card of a claim waiting for its answer
         put(g.claim_card, "claim")
-        expected = LOC_PILE_DOWN_SHOWN if g.claim_card == g.stock_bottom else LOC_PILE_DOWN + g.claimant
-        assert where[g.claim_card] == expected and g.played_by[g.claim_card] == NOBODY
+        expected = loc.PILE_DOWN_SHOWN if g.claim_card == g.stock_bottom else loc.PILE_DOWN + g.claimant
+        assert where[g.claim_card] == expected and g.played_by[g.claim_card] == loc.NOBODY
         assert len(g.pile) == 1
     # Everything else has been captured (or swept) by some side.
     count = [0] * g.num_sides
@@ -320,18 +315,18 @@ def check_conservation(g: Game, dealt_order_known: bool = True) -> None:
     for p in range(n_cards):
         if p in place:
             continue
-        loc = where[p]
-        if LOC_CAPT_SHOWN <= loc < LOC_CAPT_SHOWN + g.num_sides:
-            side = loc - LOC_CAPT_SHOWN
+        code = where[p]
+        if loc.CAPT_SHOWN <= code < loc.CAPT_SHOWN + g.num_sides:
+            side = code - loc.CAPT_SHOWN
             shown_points[side] += card_points(p)
-        elif LOC_CAPT_HIDDEN <= loc < LOC_CAPT_HIDDEN + g.num_sides:
-            side = loc - LOC_CAPT_HIDDEN
+        elif loc.CAPT_HIDDEN <= code < loc.CAPT_HIDDEN + g.num_sides:
+            side = code - loc.CAPT_HIDDEN
             hidden_captured += 1
-        elif LOC_CAPT_DOWN <= loc < LOC_CAPT_DOWN + g.num_players:  # R29: a believed card
-            side = g.side_of[loc - LOC_CAPT_DOWN]
-            assert g.played_by[p] == NOBODY, "a believed card was never shown"
+        elif loc.CAPT_DOWN <= code < loc.CAPT_DOWN + g.num_players:  # R29: a believed card
+            side = g.side_of[code - loc.CAPT_DOWN]
+            assert g.played_by[p] == loc.NOBODY, "a believed card was never shown"
         else:
-            raise AssertionError(f"card {p} is nowhere (location code {loc})")
+            raise AssertionError(f"card {p} is nowhere (location code {code})")
         count[side] += 1
         points[side] += card_points(p)
     assert count == list(g.captured_count)
@@ -343,32 +338,32 @@ def check_conservation(g: Game, dealt_order_known: bool = True) -> None:
     )
     # R6/R7/R8: never-turned table cards and deal Jacks lie under every face-up card.
     locs = [where[p] for p in g.pile]
-    if LOC_PILE_UP in locs:
-        first_up = locs.index(LOC_PILE_UP)
-        assert all(c == LOC_PILE_UP for c in locs[first_up:]), locs
+    if loc.PILE_UP in locs:
+        first_up = locs.index(loc.PILE_UP)
+        assert all(c == loc.PILE_UP for c in locs[first_up:]), locs
     if g.pile:
-        assert locs[-1] == LOC_PILE_UP, "the top of the pile is face up"
-    assert g.pile_hidden == locs.count(LOC_PILE_HIDDEN)  # the engine's public count (R8)
-    assert locs.count(LOC_PILE_HIDDEN) + hidden_captured <= 3
-    assert all(rank(p) == JACK for p in g.pile if where[p] == LOC_PILE_JACK)
+        assert locs[-1] == loc.PILE_UP, "the top of the pile is face up"
+    assert g.pile_hidden == locs.count(loc.PILE_HIDDEN)  # the engine's public count (R8)
+    assert locs.count(loc.PILE_HIDDEN) + hidden_captured <= 3
+    assert all(rank(p) == JACK for p in g.pile if where[p] == loc.PILE_JACK)
     # R28: the shown stock bottom.
-    shown_codes = [p for p in range(n_cards) if where[p] == LOC_STOCK_SHOWN or LOC_HAND_SHOWN <= where[p] < LOC_HAND_SHOWN + 6]
+    shown_codes = [p for p in range(n_cards) if where[p] == loc.STOCK_SHOWN or loc.HAND_SHOWN <= where[p] < loc.HAND_SHOWN + loc.MAX_SEATS]
     if s.show_stock_bottom:
         if dealt_order_known or g.stock_pos < len(g.deck):
             assert g.stock_bottom == g.deck[-1]
         assert rank(g.stock_bottom) != JACK, "R28: the shown stock bottom is never a Jack"
         assert set(shown_codes) <= {g.stock_bottom}
         if g.stock_bottom in place and place[g.stock_bottom] == "stock":
-            assert where[g.stock_bottom] == LOC_STOCK_SHOWN
+            assert where[g.stock_bottom] == loc.STOCK_SHOWN
     else:
         assert g.stock_bottom is None
         assert shown_codes == []
     # played_by: exactly the cards in this hand's history, by the seat that played them.
-    played = sorted((g.played_by[p] - PLAYED_BY, p % 52) for p in range(n_cards) if g.played_by[p] != NOBODY)
+    played = sorted((g.played_by[p] - loc.PLAYED_BY, p % 52) for p in range(n_cards) if g.played_by[p] != loc.NOBODY)
     assert played == sorted(g.history)
     for p in range(n_cards):
-        if g.played_by[p] != NOBODY:
-            assert where[p] == LOC_PILE_UP or LOC_CAPT_SHOWN <= where[p] < LOC_CAPT_SHOWN + g.num_sides
+        if g.played_by[p] != loc.NOBODY:
+            assert where[p] == loc.PILE_UP or loc.CAPT_SHOWN <= where[p] < loc.CAPT_SHOWN + g.num_sides
     # R30 bookkeeping: public points this hand = face-up card points + pişti and bluff points.
     if not g.done:
         assert list(g.public_points) == [
@@ -384,7 +379,7 @@ def check_bluff_conservation(g: Game, shadow=None, dealt_order_known: bool = Tru
     check_conservation(g, dealt_order_known)
     # Believed cards per seat: the believed claims of the record whose card nobody saw.
     believed = Counter(c for c, _, _, answer, shown in g.claims if answer == BELIEVE and shown < 0)
-    down_per_seat = [sum(loc == LOC_CAPT_DOWN + seat for loc in g.where) for seat in range(g.num_players)]
+    down_per_seat = [sum(code == loc.CAPT_DOWN + seat for code in g.where) for seat in range(g.num_players)]
     assert down_per_seat == [believed[seat] for seat in range(g.num_players)]
     if shadow is not None and not g.done:
         assert g.captured_count == shadow.cards and g.card_points == shadow.points

@@ -88,7 +88,7 @@ def test_R27_R29_baselines_play_two_deck_tables(settings_case, game_seed):
 
 
 @pytest.mark.parametrize("settings_case", cases("3p hand", "3p hand bluff"))
-def test_pimc_rollout_policies_play_legal_cards(settings_case):
+def test_R29_pimc_rollout_policies_play_legal_actions(settings_case):
     settings = settings_case.settings
     for rollout in ("random", "greedy", "expert"):
         players = [make_agent(f"pimc:n=2,rollout={rollout}", seed=seat) for seat in range(3)]
@@ -360,26 +360,25 @@ def test_R29_players_play_inside_the_aec_env_and_views_match_observations(settin
 
 
 # ---------------------------------------------------------------------------- bad input
-def test_make_agent_names_and_bad_specs():
+def test_make_agent_names_and_specs():
     assert agent_names() == ["random", "greedy", "expert", "pimc"]
     assert parse_agent_spec("pimc:n=32,rollout=random") == ("pimc", {"n": 32, "rollout": "random"})
     assert make_agent("PIMC:n=5").n == 5
-    with pytest.raises(ValueError, match="registered players are"):
-        make_agent("smart")
-    with pytest.raises(ValueError, match="unknown option.*allowed"):
-        make_agent("greedy:depth=2")
-    with pytest.raises(ValueError, match="key=value"):
-        make_agent("pimc:n")
-    with pytest.raises(ValueError, match="n' must be an int >= 1"):
-        make_agent("pimc:n=0")
-    with pytest.raises(TypeError, match="must be an int"):
-        make_agent("pimc:n=2.5")
-    with pytest.raises(ValueError, match="rollout"):
-        make_agent("pimc:rollout=smart")
-    with pytest.raises(TypeError, match="must be a number"):
-        make_agent("expert:jack_keep=lots")
-    with pytest.raises(TypeError, match="player spec must be a string"):
-        make_agent(3)
+
+
+@pytest.mark.parametrize("spec, error, match", [
+    ("smart", ValueError, "registered players are"),
+    ("greedy:depth=2", ValueError, "unknown option.*allowed"),
+    ("pimc:n", ValueError, "key=value"),
+    ("pimc:n=0", ValueError, "n' must be an int >= 1"),
+    ("pimc:n=2.5", TypeError, "must be an int"),
+    ("pimc:rollout=smart", ValueError, "rollout"),
+    ("expert:jack_keep=lots", TypeError, "must be a number"),
+    (3, TypeError, "player spec must be a string"),
+])
+def test_make_agent_bad_specs(spec, error, match):
+    with pytest.raises(error, match=match):
+        make_agent(spec)
 
 
 def test_seat_view_and_act_reject_bad_input():

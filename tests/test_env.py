@@ -23,7 +23,18 @@ import pisti_env
 from pisti_env import Game, ObservationLayout, card_to_text, make_settings, parse_card
 from pisti_env.game import BELIEVE, CHALLENGE, FACE_DOWN
 
-from helpers import C, cases, codes, deck_from_plays, deck_with_prefix, down, legal_from_mask, play_env_episode, snapshot
+from helpers import (
+    C,
+    cases,
+    codes,
+    deck_from_plays,
+    deck_with_prefix,
+    down,
+    legal_from_mask,
+    live_turns,
+    play_env_episode,
+    snapshot,
+)
 
 # --------------------------------------------------------------------------- helpers
 
@@ -356,12 +367,7 @@ def test_diff_rewards_sum_to_final_score_difference(config, episodes):
         before = {}
 
         totals = {a: 0.0 for a in e.possible_agents}
-        for agent in e.agent_iter():
-            obs, reward, term, trunc, info = e.last()
-            totals[agent] += reward
-            if term or trunc:
-                e.step(None)
-                continue
+        for agent, obs in live_turns(e, totals):
             pile_len, hands_done = len(game.pile), game.hands_completed
             e.step(rng.choice(legal_from_mask(obs)))
             rewards = e.unwrapped.rewards
@@ -465,12 +471,7 @@ def test_win_rewards_only_at_the_end(config):
         game = e.unwrapped.game
         rng = random.Random(ep)
         totals = {a: 0.0 for a in e.possible_agents}
-        for agent in e.agent_iter():
-            obs, reward, term, trunc, info = e.last()
-            totals[agent] += reward
-            if term:
-                e.step(None)
-                continue
+        for agent, obs in live_turns(e, totals):
             e.step(rng.choice(legal_from_mask(obs)))
             if not game.done:
                 assert all(r == 0 for r in e.unwrapped.rewards.values())
@@ -517,12 +518,7 @@ def test_R21_golden_26_26_hand_replays_with_win_rewards():
     e.reset(options={"deck": hand["deck"], "dealer": hand["dealer"]})
     totals = {a: 0.0 for a in e.possible_agents}
     actions = iter(zip(hand["seats"], hand["actions"]))
-    for agent in e.agent_iter():
-        obs, reward, term, trunc, info = e.last()
-        totals[agent] += reward
-        if term:
-            e.step(None)
-            continue
+    for agent, obs in live_turns(e, totals):
         seat, card = next(actions)
         assert agent == f"player_{seat}"
         e.step(parse_card(card))
@@ -741,12 +737,7 @@ def test_R29_masks_rewards_and_hand_results_in_random_play(settings_case):
         rng = random.Random(seed)
         totals = dict.fromkeys(agents, 0.0)
         claims = answers = seen_results = 0
-        for agent in e.agent_iter():
-            obs, reward, term, trunc, info = e.last()
-            totals[agent] += reward
-            if term or trunc:
-                e.step(None)
-                continue
+        for agent, obs in live_turns(e, totals):
             legal = legal_from_mask(obs)
             assert legal == game.legal_actions()
             for other in agents:

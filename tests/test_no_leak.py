@@ -18,7 +18,6 @@ from __future__ import annotations
 import random
 
 import numpy as np
-import pytest
 
 import pisti_env
 from pisti_env import Game, ObservationEncoder, make_settings
