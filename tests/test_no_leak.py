@@ -25,6 +25,7 @@ from pisti_env.game import BELIEVE, FACE_DOWN, LOC_CAPT_DOWN, LOC_PILE_DOWN, NOB
 
 from helpers import deck_with_prefix, legal_from_mask, rank, rules_unknown
 
+
 def replay_game(settings, deck_ids: list[int], dealer: int, history: list[tuple[int, int]]) -> Game:
     g = Game(settings, deck=deck_ids, dealer=dealer)
     for seat, card in history:
@@ -33,14 +34,18 @@ def replay_game(settings, deck_ids: list[int], dealer: int, history: list[tuple[
     return g
 
 
-def replay_env(kw: dict, deck_ids: list[int], dealer: int, history: list[tuple[int, int]]):
-    """Replays through the env; returns (env, per-step rewards, per-step observation bytes per agent)."""
+def replay_env(kw: dict, deck_ids: list[int], dealer: int, actions, mapping: dict[int, int] | None = None):
+    """Replays ``actions`` as (seat, action) through the env; with ``mapping`` (physical card ->
+    the card dealt in its place, one deck) a card played face up or down (R29) is the card now
+    at the same place. Returns (env, per-step rewards, per-step observation bytes per agent)."""
     e = pisti_env.env(reward="diff", **kw)
     e.reset(seed=12345, options={"deck": deck_ids, "dealer": dealer})
     rewards, observations = [], [{a: e.observe(a)["observation"].tobytes() for a in e.possible_agents}]
-    for seat, card in history:
+    for seat, action in actions:
         assert e.agent_selection == f"player_{seat}"
-        e.step(card)
+        if mapping is not None and action < BELIEVE:  # a card, face up or down: the same physical place
+            action = (action - action % FACE_DOWN) + mapping.get(action % FACE_DOWN, action % FACE_DOWN)
+        e.step(action)
         rewards.append(dict(e.rewards))
         observations.append({a: e.observe(a)["observation"].tobytes() for a in e.possible_agents})
     return e, rewards, observations
@@ -133,7 +138,7 @@ def check_plain(kw: dict) -> None:
     assert hidden_unknown_seen > 0
 
 
-def _random_run(kw: dict, seed: int):
+def random_run_with_claims(kw: dict, seed: int):
     """A random single hand through the env, stopped at a random moment; returns the env, the
     actions as (seat, action), the face-down plays, rewards and observations at every step."""
     rng = random.Random(seed)
@@ -161,21 +166,6 @@ def _random_run(kw: dict, seed: int):
     return e, actions, face_down, rewards, obs
 
 
-def _replay(kw: dict, ids: list[int], dealer: int, actions, mapping: dict[int, int]):
-    e = pisti_env.env(reward="diff", **kw)
-    e.reset(seed=1, options={"deck": ids, "dealer": dealer})
-    rewards = []
-    obs = [{a: e.observe(a)["observation"].tobytes() for a in e.possible_agents}]
-    for seat, action in actions:
-        assert e.agent_selection == f"player_{seat}"
-        if action < BELIEVE:  # a card, face up or down: the same physical place
-            action = (action - action % FACE_DOWN) + mapping.get(action % FACE_DOWN, action % FACE_DOWN)
-        e.step(action)
-        rewards.append(dict(e.rewards))
-        obs.append({a: e.observe(a)["observation"].tobytes() for a in e.possible_agents})
-    return e, rewards, obs
-
-
 def check_with_face_down(kw: dict) -> None:
     """With bluffs (R29): deal what a seat cannot know differently (permuting it among its deck
     positions, the face-down cards of other seats included), replay the same actions: the
@@ -188,7 +178,7 @@ def check_with_face_down(kw: dict) -> None:
     for trial in range(8):
         seed = 1000 * trial + 17 * n + settings.show_stock_bottom
         rng = random.Random(seed)
-        ea, actions, face_down, rewards_a, obs_a = _random_run(kw, seed)
+        ea, actions, face_down, rewards_a, obs_a = random_run_with_claims(kw, seed)
         g = ea.unwrapped.game
         ids = list(g.deck)  # one deck: physical index = card id
         for seat in range(n):
@@ -209,7 +199,7 @@ def check_with_face_down(kw: dict) -> None:
                 new_ids[i] = c
                 mapping[ids[i]] = c
             moved += any(mapping[p] != p for p in hidden_down)
-            eb, rewards_b, obs_b = _replay(kw, new_ids, g.dealer, actions, mapping)
+            eb, rewards_b, obs_b = replay_env(kw, new_ids, g.dealer, actions, mapping)
             agent = f"player_{seat}"
             assert [o[agent] for o in obs_b] == [o[agent] for o in obs_a], f"seat {seat}: the observation leaks"
             assert rewards_b == rewards_a, f"seat {seat}: the rewards depend on unseen cards"
@@ -224,7 +214,7 @@ def check_with_face_down(kw: dict) -> None:
                 swapped = list(ids)
                 swapped[ids.index(h)], swapped[ids.index(u)] = u, h
                 try:
-                    ec, _, _ = _replay(kw, swapped, g.dealer, actions, {h: u, u: h})
+                    ec, _, _ = replay_env(kw, swapped, g.dealer, actions, {h: u, u: h})
                 except ValueError:
                     continue  # the swap made an earlier play illegal (e.g. an R7 deal Jack): skip
                 assert enc.encode(ec.unwrapped.game, seat).tobytes() != enc.encode(g, seat).tobytes()
