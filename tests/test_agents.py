@@ -7,12 +7,15 @@
 * same seed, same play;
 * behaviour from the seed texts' tips on hand-made deals (R6 deal order: with dealer 1,
   seat 0 gets deck items 4, 6, 8, 10 and seat 1 items 5, 7, 9, 11);
-* the players inside the PettingZoo environment, and bad input.
+* the players inside the PettingZoo environment, and bad input;
+* R29, the bluff variant (one more axis of the settings matrix above): the baselines claim,
+  answer and bluff as documented, reading no face-down card they may not see.
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -29,20 +32,23 @@ from pisti_env.agents import (
     parse_agent_spec,
     view_for_agent,
 )
+from pisti_env.agents.bluffing import challenge_pays, challenge_probability, claim_true_probability
 from pisti_env.agents.endgame import endgame_values
 from pisti_env.agents.expert import hold_probability
+from pisti_env.agents.greedy import provably_bluff
+from pisti_env.game import BELIEVE, CHALLENGE, FACE_DOWN
 from pisti_env.scoring import pisti_value
 
-from helpers import deck_with_prefix, play
+from helpers import C, F, O, cases, deck_with_prefix, down, play, provable_bluff_game, rank, to_claim
 
 SPECS = ["random", "greedy", "expert", "pimc:n=3"]
-TABLES = [
-    dict(num_players=2),
-    dict(num_players=3),
-    dict(num_players=4),  # partnerships (R4)
-    dict(num_players=4, partnerships=False),
-    dict(num_players=2, double_pisti=0, last_card_pisti=False, ten_diamonds_pisti_bonus=3, show_stock_bottom=True),
-]
+TABLES = cases(  # single hands; 4p-partners is the 4-player default (R4)
+    "2p hand", "3p hand", "4p-partners hand", "4p-solo hand", "2p hand double0 last-card-off bonus3 stock-bottom",
+)
+BLUFF_TABLES = cases(
+    "2p hand bluff", "3p hand bluff", "4p-partners hand bluff", "4p-solo hand bluff",
+    "2p hand bluff jack-double last-card-off stock-bottom double0",
+)
 
 
 def hand_deck(table: str, seat0: str, seat1: str) -> list[str]:
@@ -53,12 +59,12 @@ def hand_deck(table: str, seat0: str, seat1: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- legality
-@pytest.mark.parametrize("table", TABLES, ids=lambda t: "-".join(f"{k}={v}" for k, v in t.items()))
-def test_R9_baselines_play_only_legal_cards_in_every_variant(table):
-    settings = make_settings(target=None, **table)
+@pytest.mark.parametrize("settings_case", TABLES + BLUFF_TABLES)
+def test_R9_R29_baselines_take_only_legal_actions_in_every_variant(settings_case):
+    settings = settings_case.settings
     for spec in SPECS:
         players = [make_agent(spec, seed=seat) for seat in range(settings.num_players)]
-        for game_seed in range(2):
+        for game_seed in (4,) if settings.bluff else range(2):
             game = Game(settings, seed=game_seed)
             while not game.done:
                 legal = game.legal_actions()
@@ -67,19 +73,23 @@ def test_R9_baselines_play_only_legal_cards_in_every_variant(table):
                 game.step(card)
 
 
-def test_R27_baselines_play_two_deck_tables():
-    settings = make_settings(num_players=6, decks=2, target=None)
+@pytest.mark.parametrize("settings_case, game_seed", [
+    pytest.param(*p.values, 3, id=p.id) for p in cases("6p-2decks hand")] + [
+    pytest.param(*p.values, 2, id=p.id) for p in cases("6p-2decks hand bluff")])
+def test_R27_R29_baselines_play_two_deck_tables(settings_case, game_seed):
+    settings = settings_case.settings
     for spec in ["greedy", "expert", "pimc:n=2"]:
         players = [make_agent(spec, seed=seat) for seat in range(6)]
-        game = Game(settings, seed=3)
+        game = Game(settings, seed=game_seed)
         while not game.done:
             card = players[game.turn].act(SeatView(game, game.turn))
             assert card in game.legal_actions()
             game.step(card)
 
 
-def test_pimc_rollout_policies_play_legal_cards():
-    settings = make_settings(num_players=3, target=None)
+@pytest.mark.parametrize("settings_case", cases("3p hand", "3p hand bluff"))
+def test_R29_pimc_rollout_policies_play_legal_actions(settings_case):
+    settings = settings_case.settings
     for rollout in ("random", "greedy", "expert"):
         players = [make_agent(f"pimc:n=2,rollout={rollout}", seed=seat) for seat in range(3)]
         game = Game(settings, seed=1)
@@ -90,25 +100,33 @@ def test_pimc_rollout_policies_play_legal_cards():
 
 
 # ---------------------------------------------------------------------------- no hidden state
-@pytest.mark.parametrize("table", TABLES[:4], ids=lambda t: "-".join(f"{k}={v}" for k, v in t.items()))
-def test_R30_R31_baselines_play_the_same_on_a_determinized_copy(table):
-    settings = make_settings(target=None, **table)
-    rng = random.Random(7)
+@pytest.mark.parametrize("settings_case", TABLES[:4] + BLUFF_TABLES[:4])
+def test_R29_R30_R31_baselines_play_the_same_on_a_determinized_copy(settings_case):
+    """A baseline reads no hidden state, face-down cards included (R29): on a copy with
+    everything the seat cannot know dealt again it takes the same action, answers included."""
+    settings = settings_case.settings
+    rng_seed, player_seed, games = (9, 99, 2) if settings.bluff else (7, 1234, 3)
+    rng = random.Random(rng_seed)
     players = {spec: make_agent(spec) for spec in SPECS}
-    changed_world = 0
-    for game_seed in range(3):
+    changed_world = answers = claims_seen = 0
+    for game_seed in range(games):
         game = Game(settings, seed=game_seed)
         while not game.done:
             seat = game.turn
             copy = game.determinize(seat, rng)
             changed_world += copy.hands != game.hands
+            answers += game.claimant >= 0
+            claims_seen += any(a >= FACE_DOWN for a in game.legal_actions())
             for spec, player in players.items():
-                player.reset(1234)
+                player.reset(player_seed)
                 real = player.act(SeatView(game, seat))
-                player.reset(1234)
+                player.reset(player_seed)
                 assert player.act(SeatView(copy, seat)) == real, (spec, game.history)
             game.step(rng.choice(game.legal_actions()))
-    assert changed_world > 50  # the copies really differ from the real game
+    if settings.bluff:
+        assert answers > 0 and claims_seen > 0
+    else:
+        assert changed_world > 50  # the copies really differ from the real game
 
 
 def test_R31_view_determinize_depends_only_on_what_the_seat_knows():
@@ -316,10 +334,14 @@ def test_R13_R14_R16_R17_pisti_value():
 
 
 # ---------------------------------------------------------------------------- inside the env
-def test_players_play_inside_the_aec_env_and_views_match_observations():
-    env = pisti_env.env(num_players=4, target=None)
-    env.reset(seed=11)
-    players = {a: make_agent(spec, seed=i) for i, (a, spec) in enumerate(zip(env.agents, SPECS))}
+@pytest.mark.parametrize("settings_case, seed, specs, decisions_expected", [
+    pytest.param(*cases("4p-partners hand")[0].values, 11, SPECS, 48, id="4p-partners-hand"),
+    pytest.param(*cases("2p hand bluff")[0].values, 3, ["expert", "pimc:n=2"], None, id="2p-hand-bluff"),
+])
+def test_R29_players_play_inside_the_aec_env_and_views_match_observations(settings_case, seed, specs, decisions_expected):
+    env = pisti_env.env(**settings_case.kwargs)
+    env.reset(seed=seed)
+    players = {a: make_agent(spec, seed=i) for i, (a, spec) in enumerate(zip(env.agents, specs))}
     decisions = 0
     for agent in env.agent_iter():
         obs, _, termination, truncation, _ = env.last()
@@ -332,30 +354,31 @@ def test_players_play_inside_the_aec_env_and_views_match_observations():
         np.testing.assert_array_equal(mine["action_mask"], obs["action_mask"])
         env.step(players[agent].act(view))
         decisions += 1
-    assert decisions == 48
+    assert env.unwrapped.game.done
+    if decisions_expected is not None:
+        assert decisions == decisions_expected
 
 
 # ---------------------------------------------------------------------------- bad input
-def test_make_agent_names_and_bad_specs():
+def test_make_agent_names_and_specs():
     assert agent_names() == ["random", "greedy", "expert", "pimc"]
     assert parse_agent_spec("pimc:n=32,rollout=random") == ("pimc", {"n": 32, "rollout": "random"})
     assert make_agent("PIMC:n=5").n == 5
-    with pytest.raises(ValueError, match="registered players are"):
-        make_agent("smart")
-    with pytest.raises(ValueError, match="unknown option.*allowed"):
-        make_agent("greedy:depth=2")
-    with pytest.raises(ValueError, match="key=value"):
-        make_agent("pimc:n")
-    with pytest.raises(ValueError, match="n' must be an int >= 1"):
-        make_agent("pimc:n=0")
-    with pytest.raises(TypeError, match="must be an int"):
-        make_agent("pimc:n=2.5")
-    with pytest.raises(ValueError, match="rollout"):
-        make_agent("pimc:rollout=smart")
-    with pytest.raises(TypeError, match="must be a number"):
-        make_agent("expert:jack_keep=lots")
-    with pytest.raises(TypeError, match="player spec must be a string"):
-        make_agent(3)
+
+
+@pytest.mark.parametrize("spec, error, match", [
+    ("smart", ValueError, "registered players are"),
+    ("greedy:depth=2", ValueError, "unknown option.*allowed"),
+    ("pimc:n", ValueError, "key=value"),
+    ("pimc:n=0", ValueError, "n' must be an int >= 1"),
+    ("pimc:n=2.5", TypeError, "must be an int"),
+    ("pimc:rollout=smart", ValueError, "rollout"),
+    ("expert:jack_keep=lots", TypeError, "must be a number"),
+    (3, TypeError, "player spec must be a string"),
+])
+def test_make_agent_bad_specs(spec, error, match):
+    with pytest.raises(error, match=match):
+        make_agent(spec)
 
 
 def test_seat_view_and_act_reject_bad_input():
@@ -377,3 +400,112 @@ def test_seat_view_and_act_reject_bad_input():
     env.reset(seed=0)
     with pytest.raises(ValueError, match="unknown agent"):
         view_for_agent(env, "player_9")
+
+
+# ---------------------------------------------------------------------------- R29: claims, answers, bluffs
+def test_R29_random_takes_every_kind_of_action():
+    settings = make_settings(target=None, bluff=True)
+    player = make_agent("random", seed=0)
+    kinds = Counter()
+    for seed in range(5):
+        g = Game(settings, seed=seed)
+        while not g.done:
+            a = player.act(SeatView(g, g.turn))
+            kinds["up" if a < FACE_DOWN else "down" if a < BELIEVE else a] += 1
+            g.step(a)
+    assert kinds["down"] > 0 and kinds[BELIEVE] > 0 and kinds[CHALLENGE] > 0
+
+
+def test_R29_greedy_never_bluffs_believes_and_challenges_only_a_provable_bluff():
+    settings = make_settings(target=None, bluff=True)
+    greedy = make_agent("greedy", seed=0)
+    rnd = make_agent("random", seed=1)
+    answered = Counter()
+    for seed in range(10):
+        g = Game(settings, seed=seed)
+        while not g.done:
+            view = SeatView(g, g.turn)
+            if g.turn == 0:
+                a = greedy.act(view)
+                assert not FACE_DOWN <= a < BELIEVE, "greedy never plays face down"
+                if a >= BELIEVE:
+                    assert (a == CHALLENGE) == provably_bluff(view)
+                    answered[a] += 1
+            else:
+                a = rnd.act(view)
+            g.step(a)
+    assert answered[BELIEVE] > 0
+    # A provable bluff: the answerer holds the other three nines.
+    g = provable_bluff_game()
+    g.step(down("3C"))
+    assert greedy.act(SeatView(g, O)) == CHALLENGE
+    assert make_agent("expert").act(SeatView(g, O)) == CHALLENGE
+    assert make_agent("pimc:n=4", seed=0).act(SeatView(g, O)) == CHALLENGE
+
+
+def test_R29_expert_claims_a_pisti_face_down_when_it_holds_the_rank():
+    g = to_claim("7D 9C 9D 4H")
+    assert make_agent("expert", seed=0).act(SeatView(g, F)) == down("9D")
+
+
+def test_R29_expert_bluffs_only_when_the_risk_is_low():
+    """Every bluff the expert makes is one a card-counting answerer would likely believe: never
+    when all other cards of the rank are public (a sure challenge), and only at a low estimated
+    chance of a challenge; and it does bluff sometimes."""
+    settings = make_settings(num_players=4, target=None, bluff=True)
+    bluffs = 0
+    for seed in range(80):
+        players = [make_agent("expert", seed=10 * seed + i) for i in range(4)]
+        g = Game(settings, seed=seed)
+        while not g.done:
+            view = SeatView(g, g.turn)
+            a = players[g.turn].act(view)
+            if FACE_DOWN <= a < BELIEVE and rank(a - FACE_DOWN) != rank(view.pile_top):
+                bluffs += 1
+                assert view.public_rank_counts[rank(view.pile_top)] < 4
+                # (Without cards at stake a bluff pays below 1/3; the cards it takes or saves add a little.)
+                assert challenge_probability(view, a - FACE_DOWN, 0.2, 0.1) < 0.5
+            g.step(a)
+    assert bluffs > 0
+
+
+def test_R29_expert_and_pimc_believe_a_likely_true_claim():
+    """Early in the hand, with every other card of the rank unseen and a claimant that seldom
+    bluffs, the claim is likely true: a challenge would only double its points."""
+    g = to_claim("7D 9C 9D 4H")
+    g.step(down("9D"))
+    view = SeatView(g, O)
+    q = claim_true_probability(view, 0.05)
+    assert 0.75 < q < 1
+    assert make_agent("expert:bluff_rate=0.05").act(view) == BELIEVE
+    assert not challenge_pays(0.9, 10, 0.0) and challenge_pays(0.5, 10, 0.0)
+
+
+def test_R29_challenge_probability_of_a_provable_bluff_is_one():
+    # F holds 3♣; O holds the other three nines: a bluff on 9♣ is surely challenged... if O can
+    # count it. F sees only that no nine is left but in O's hand: O surely knows.
+    g = provable_bluff_game()
+    view = SeatView(g, F)
+    p = challenge_probability(view, C("3C"), 0.2, 0.1)
+    assert 0.0 < p <= 1.0
+    assert challenge_probability(view, C("3C"), 0.2, 1.0) == pytest.approx(1.0)
+
+
+def test_R29_seat_view_shows_the_claim_and_only_own_face_down_cards():
+    g = to_claim("7D 9C 9D 4H")
+    view = SeatView(g, F)
+    assert view.may_claim and view.lone_card_seat == O and view.pending_claim is None
+    g.step(down("9D"))
+    claimant, answerer = SeatView(g, F), SeatView(g, O)
+    assert answerer.pending_claim == (F, C("9C")) and answerer.legal_actions == [BELIEVE, CHALLENGE]
+    assert claimant.claim_card == C("9D") and answerer.claim_card is None
+    assert C("9D") in answerer.unseen and C("9D") not in claimant.unseen
+    assert not answerer.may_claim
+    g.step(BELIEVE)
+    assert SeatView(g, O).claims == [(F, O, C("9C"), BELIEVE, -1)]
+    assert SeatView(g, O).bluff_points == [0, 10]
+    assert SeatView(g, O).bluff_counts["bluff_believed"] == [0, 1]
+    assert C("9D") in SeatView(g, O).unseen and C("9D") not in SeatView(g, F).unseen
+    assert SeatView(g, O).history == [(F, C("7D")), (O, C("9C"))]
+    obs = SeatView(g, O).observation()
+    assert obs["action_mask"].shape == (106,)

@@ -11,18 +11,13 @@ import numpy as np
 import pytest
 
 import pisti_env
-from pisti_env import Game, Settings, card_to_text, make_settings, new_game, parse_card
+from pisti_env import Game, Settings, card_to_text, make_settings, new_game
+
+from helpers import snapshot
 
 ALL_TEXT = [card_to_text(c) for c in range(52)]
 
 # --------------------------------------------------------------------------- snapshots
-
-
-def game_snapshot(g: Game) -> dict:
-    """Everything a Game holds (its generator's state included)."""
-    snap = {k: copy.deepcopy(v) for k, v in g.__dict__.items() if k != "rng"}
-    snap["rng"] = g.rng.getstate()
-    return snap
 
 
 def env_snapshot(e) -> dict:
@@ -37,7 +32,7 @@ def env_snapshot(e) -> dict:
         "truncations": dict(raw.truncations),
         "infos": copy.deepcopy(raw.infos),
         "game_id": id(raw.game),
-        "game": game_snapshot(raw.game),
+        "game": snapshot(raw.game),
     }
 
 
@@ -328,10 +323,10 @@ BAD_ACTIONS = [
 def test_bad_action_game(action, exc, match):
     g = fresh_game()
     assert g.turn == 1 and g.legal_actions() == [4, 6, 8, 10]
-    before = game_snapshot(g)
+    before = snapshot(g)
     with pytest.raises(exc, match=match):
         g.step(action)
-    assert game_snapshot(g) == before
+    assert snapshot(g) == before
     g.step(4)  # still playable
     assert g.history == [(1, 4)]
 
@@ -389,17 +384,27 @@ def test_game_step_after_the_end():
     g = new_game(seed=0, target=None)
     _finish_game(g)
     assert g.legal_actions() == []
-    before = game_snapshot(g)
+    before = snapshot(g)
     for action in (0, 4, None):
         with pytest.raises(ValueError, match=r"game is over.*reset"):
             g.step(action)
-    assert game_snapshot(g) == before
+    assert snapshot(g) == before
 
 
 def _play_env_to_end(e) -> None:
     rng = random.Random(0)
     while not e.unwrapped.game.done:
         e.step(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]).tolist()))
+
+
+def _env_with_every_agent_removed(e):
+    """A 2-player single hand played to its end, then both agents stepped out with ``None``."""
+    e.reset(seed=0)
+    _play_env_to_end(e)
+    e.step(None)
+    e.step(None)
+    assert e.agents == []
+    return e
 
 
 @pytest.mark.parametrize("illegal_action", ["raise", "penalty"])
@@ -424,35 +429,25 @@ def test_wrapped_env_step_after_all_agents_removed_warns_and_changes_nothing():
     first." and does nothing."""
     from pettingzoo.utils.env_logger import EnvLogger
 
-    e = pisti_env.env(target=None)
-    e.reset(seed=0)
-    _play_env_to_end(e)
-    e.step(None)
-    e.step(None)
-    assert e.agents == []
-    game_before = game_snapshot(e.unwrapped.game)
+    e = _env_with_every_agent_removed(pisti_env.env(target=None))
+    game_before = snapshot(e.unwrapped.game)
     EnvLogger.flush()
     e.step(0)
     assert any("step() called after all agents are terminated" in m for m in EnvLogger.mqueue)
     EnvLogger.flush()
     assert e.agents == []
-    assert game_snapshot(e.unwrapped.game) == game_before
+    assert snapshot(e.unwrapped.game) == game_before
 
 
 def test_raw_env_step_after_all_agents_removed_clear_error():
     """ENGINE ISSUE (reported): on the bare ``raw_env`` a step after every agent has been
     removed fails with ``KeyError: 'player_0'`` (from ``self.terminations[agent]``), which
     does not say what is wrong. It should raise a clear error telling the caller to reset()."""
-    e = pisti_env.raw_env(target=None)
-    e.reset(seed=0)
-    _play_env_to_end(e)
-    e.step(None)
-    e.step(None)
-    assert e.agents == []
-    game_before = game_snapshot(e.game)
+    e = _env_with_every_agent_removed(pisti_env.raw_env(target=None))
+    game_before = snapshot(e.game)
     with pytest.raises((ValueError, RuntimeError), match=r"reset"):
         e.step(0)
-    assert game_snapshot(e.game) == game_before
+    assert snapshot(e.game) == game_before
 
 
 # --------------------------------------------------------------------------- determinize
@@ -461,10 +456,10 @@ def test_raw_env_step_after_all_agents_removed_clear_error():
 @pytest.mark.parametrize("seat", [-1, 2, 7, "0", True, 1.5, None])
 def test_determinize_bad_seat(seat):
     g = fresh_game()
-    before = game_snapshot(g)
+    before = snapshot(g)
     with pytest.raises(ValueError, match=r"seat must be an int 0\.\.1, got"):
         g.determinize(seat, 0)
-    assert game_snapshot(g) == before
+    assert snapshot(g) == before
 
 
 def test_determinize_bad_seat_4_players():

@@ -10,7 +10,6 @@ Expected values are derived by hand from RULES.md, never copied from the engine.
 
 from __future__ import annotations
 
-import copy
 import random
 
 import pytest
@@ -31,37 +30,9 @@ from pisti_env.game import (
     action_to_text,
 )
 
-from helpers import codes, deck_from_plays, deck_with_suffix, play
+from helpers import F, O, bluff_game, codes, deck_with_suffix, down, play, snapshot, to_claim
 
 C = parse_card
-F, O = 1, 0  # 2 players, dealer 0: seat 1 plays first (R5)
-TABLE = codes("2H 5S KD 7C")
-
-
-def bluff_game(plays: str, table=TABLE, num_players: int = 2, **settings) -> Game:
-    """A bluff game (R29) with the given table and plays, dealer 0, a single hand by default."""
-    settings.setdefault("target", None)
-    settings.setdefault("bluff", True)
-    return new_game(deck=deck_from_plays(table, codes(plays)), dealer=0, num_players=num_players, **settings)
-
-
-def down(card: str) -> int:
-    """The action playing ``card`` face down, claiming a pişti (R29)."""
-    return FACE_DOWN + C(card)
-
-
-def snapshot(g: Game) -> dict:
-    snap = {k: copy.deepcopy(v) for k, v in g.__dict__.items() if k != "rng"}
-    snap["rng"] = g.rng.getstate()
-    return snap
-
-
-def to_claim(plays: str, **settings) -> Game:
-    """2 players: F takes the table with 7♦, O plays the lone card; F to move (may claim)."""
-    g = bluff_game(plays, **settings)
-    play(g, codes(plays)[:2], seats=[F, O])
-    assert len(g.pile) == 1 and g.turn == F
-    return g
 
 
 # ============================================================================ action ids

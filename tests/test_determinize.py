@@ -4,91 +4,51 @@ A determinization deals again, uniformly, exactly what ``seat`` cannot know (R31
 everything it can (R30): its observation is unchanged, the copy is a consistent game that can
 be played to the end, and the original is untouched. A clone is an independent copy that plays
 exactly like the original.
+
+The bluff variant is one more axis of the settings matrix: there a determinization also deals
+again the face-down cards the seat did not see (R29), a pending claim's card among them, and
+``claim=`` conditions a pending claim on being true or a bluff.
 """
 
 from __future__ import annotations
 
-import copy
 import random
 from collections import Counter
 
 import pytest
 
 from pisti_env import Game, ObservationEncoder, make_settings
-from pisti_env.game import (
-    LOC_CAPT_HIDDEN,
-    LOC_CAPT_SHOWN,
-    LOC_HAND,
-    LOC_HAND_SHOWN,
-    LOC_PILE_HIDDEN,
-    LOC_PILE_JACK,
-    LOC_PILE_UP,
-    LOC_STOCK,
-    LOC_STOCK_SHOWN,
+from pisti_env.agents import SeatView
+from pisti_env.agents.bluffing import claim_true_probability
+from pisti_env.agents.greedy import provably_bluff
+from pisti_env.game import LOC_CAPT_HIDDEN, LOC_HAND, LOC_PILE_DOWN, LOC_STOCK
+
+from helpers import (
+    C,
+    F,
+    O,
+    cases,
+    check_bluff_conservation,
+    check_hand_end_sums,
+    down,
+    provable_bluff_game,
+    rank,
+    snapshot,
+    to_claim,
 )
-
-JACK = 10
-
-
-def card_points(card: int) -> int:
-    """R20: Ace 1, Jack 1, 2♣ 2, 10♦ 3."""
-    c = card % 52
-    return 3 if c == 22 else 2 if c == 1 else 1 if c % 13 in (0, JACK) else 0
-
-
-def snapshot(g: Game) -> dict:
-    """A deep copy of the whole state (the random generator by its state)."""
-    return {k: (v.getstate() if isinstance(v, random.Random) else copy.deepcopy(v)) for k, v in vars(g).items()}
-
-
-def check_conservation(g: Game) -> None:
-    """Every physical card in exactly one place, location codes and counters consistent."""
-    n_cards = g.settings.num_cards
-    where = g.where
-    assert sorted(g.deck) == list(range(n_cards))
-    placed: list[int] = []
-    for seat, hand in enumerate(g.hands):
-        placed += hand
-        assert all(where[p] in (LOC_HAND + seat, LOC_HAND_SHOWN + seat) for p in hand)
-    placed += g.pile
-    assert all(where[p] in (LOC_PILE_UP, LOC_PILE_JACK, LOC_PILE_HIDDEN) for p in g.pile)
-    stock = g.deck[g.stock_pos :]
-    placed += stock
-    assert all(where[p] in (LOC_STOCK, LOC_STOCK_SHOWN) for p in stock)
-    assert len(placed) == len(set(placed))
-    count, points = [0] * g.num_sides, [0] * g.num_sides
-    for p in set(range(n_cards)) - set(placed):
-        loc = where[p]
-        if LOC_CAPT_SHOWN <= loc < LOC_CAPT_SHOWN + g.num_sides:
-            side = loc - LOC_CAPT_SHOWN
-        else:
-            assert LOC_CAPT_HIDDEN <= loc < LOC_CAPT_HIDDEN + g.num_sides, f"card {p} is nowhere ({loc})"
-            side = loc - LOC_CAPT_HIDDEN
-        count[side] += 1
-        points[side] += card_points(p)
-    assert count == list(g.captured_count)
-    assert points == list(g.card_points)
 
 
 def play_to_end_checking(g: Game, rng: random.Random, max_steps: int = 20_000) -> None:
     """Random legal play to the end of the episode; every hand end must add up (R20–R23)."""
-    decks = g.settings.decks
     steps = 0
     while not g.done:
         before = g.hands_completed
         g.step(rng.choice(g.legal_actions()))
         steps += 1
         assert steps < max_steps
-        check_conservation(g)
+        check_bluff_conservation(g, dealt_order_known=False)
         if g.hands_completed != before:
-            result = g.last_hand_result
-            cards = [r["cards"] for r in result]
-            tied = cards.count(max(cards)) > 1
-            assert sum(cards) == 52 * decks
-            assert sum(r["card_points"] + r["majority"] for r in result) == 13 * decks + (0 if tied else 3)
-            for r in result:
-                assert r["total"] == r["card_points"] + r["majority"] + r["pisti_points"]
-            assert list(g.match_scores) == [sum(h[i]["total"] for h in g.hand_results) for i in range(g.num_sides)]
+            check_hand_end_sums(g)
 
 
 def random_moment(settings, seed: int, hands_before: int = 0) -> Game:
@@ -104,19 +64,28 @@ def random_moment(settings, seed: int, hands_before: int = 0) -> Game:
     return g
 
 
-CONFIGS = [
-    dict(num_players=2, target=None),
-    dict(num_players=2, target=51, show_stock_bottom=True),
-    dict(num_players=3, target=None, show_stock_bottom=True),
-    dict(num_players=4, partnerships=True, target=51),
-    dict(num_players=4, partnerships=False, target=None),
-    dict(num_players=5, decks=2, target=None, show_stock_bottom=True),
-    dict(num_players=6, decks=2, target=51),
-]
+def random_bluff_moment(settings, seed: int, want_claim: bool) -> Game:
+    """A bluff game after random plays, optionally stopped while a claim is pending."""
+    for attempt in range(50):
+        rng = random.Random(seed + 1000 * attempt)
+        g = Game(settings, seed=seed + 1000 * attempt)
+        stop = rng.randrange(8, 40)
+        for _ in range(200):
+            if g.done:
+                break
+            if (g.claimant >= 0) == want_claim and len(g.history) >= stop:
+                return g
+            g.step(rng.choice(g.legal_actions()))
+    raise AssertionError("no suitable moment")
 
 
-def config_id(kw: dict) -> str:
-    return "-".join(f"{k}={v}" for k, v in kw.items())
+CASES = cases(
+    "2p hand", "2p 51 stock-bottom", "3p hand stock-bottom", "4p-partners 51", "4p-solo hand",
+    "5p-2decks hand stock-bottom", "6p-2decks 51",
+)
+BLUFF_CASES = cases(
+    "2p hand bluff", "3p hand stock-bottom bluff", "4p-partners hand bluff", "4p-solo hand bluff", "6p-2decks hand bluff",
+)
 
 
 PUBLIC_ATTRS = (
@@ -126,17 +95,23 @@ PUBLIC_ATTRS = (
 )
 
 
-@pytest.mark.parametrize("kw", CONFIGS, ids=config_id)
-def test_R30_R31_determinize_keeps_what_the_seat_knows(kw: dict) -> None:
-    settings = make_settings(**kw)
+@pytest.mark.parametrize("settings_case", CASES + BLUFF_CASES)
+def test_R29_R30_R31_determinize_keeps_what_the_seat_knows(settings_case) -> None:
+    """With bluffs the moments alternate between a pending claim and none, and the face-down
+    cards the seat did not see are dealt again too."""
+    settings = settings_case.settings
     enc = ObservationEncoder(settings)
     n = settings.num_players
+    redealt = 0
     for trial in range(6):
-        g = random_moment(settings, seed=100 * trial + n, hands_before=trial % 2 if settings.target else 0)
+        if settings.bluff:
+            g = random_bluff_moment(settings, seed=trial, want_claim=trial % 2 == 0)
+        else:
+            g = random_moment(settings, seed=100 * trial + n, hands_before=trial % 2 if settings.target else 0)
         for seat in range(n):
             before = snapshot(g)
             unknown = g.unknown_cards(seat)
-            d = g.determinize(seat, random.Random(trial * 10 + seat))
+            d = g.determinize(seat, random.Random(trial * (7 if settings.bluff else 10) + seat))
             assert snapshot(g) == before, "determinize changed the original game"
             assert d is not g
             # The seat's view is byte-identical (R30), and so is its action mask.
@@ -166,11 +141,51 @@ def test_R30_R31_determinize_keeps_what_the_seat_knows(kw: dict) -> None:
             for s, hand in enumerate(g.hands):
                 for i, c in enumerate(hand):
                     assert (d.hands[s][i] == c) if c not in u else (d.hands[s][i] in u)
+            # R29: the claim record and a pending claim are kept; its unseen card is dealt again.
+            assert d.claimant == g.claimant and d.claims == g.claims and d.bluff_points == g.bluff_points
+            if g.claimant >= 0 and g.claim_card in u:
+                assert d.claim_card in u and d.where[d.claim_card] == LOC_PILE_DOWN + g.claimant
+                redealt += d.claim_card != g.claim_card
+            assert Counter(d.where[p] for p in u) == Counter(g.where[p] for p in u)
             # The copy is a consistent game...
-            check_conservation(d)
+            check_bluff_conservation(d, dealt_order_known=False)
             # ...that plays to the end (R23 sums at every hand end), leaving the original alone.
             play_to_end_checking(d, random.Random(seat))
             assert snapshot(g) == before, "playing the determinized copy changed the original"
+    assert redealt > 0 or not settings.bluff
+
+
+def test_R29_determinize_claim_condition():
+    g = to_claim("7D 9C 3C 4H")
+    g.step(down("3C"))  # a bluff on 9♣; seat O answers and cannot see the card
+    rng = random.Random(5)
+    nines = {C(c) for c in ("9D", "9H", "9S")}
+    true_cards, false_cards = Counter(), Counter()
+    for _ in range(600):
+        t = g.determinize(O, rng, claim=True)
+        assert t.claim_card in nines
+        true_cards[t.claim_card] += 1
+        f = g.determinize(O, rng, claim=False)
+        assert rank(f.claim_card) != rank(C("9C")) and f.claim_card in g.unknown_cards(O)
+        false_cards[f.claim_card] += 1
+    assert set(true_cards) == nines and min(true_cards.values()) > 120  # about uniform over the three nines
+    assert len(false_cards) > 20
+    with pytest.raises(ValueError, match=r"claim=True needs a pending claim whose face-down card seat 1 cannot see"):
+        g.determinize(F, rng, claim=True)  # the claimant sees its own card
+    fresh = to_claim("7D 9C 3C 4H")
+    with pytest.raises(ValueError, match=r"needs a pending claim"):
+        fresh.determinize(F, rng, claim=False)
+
+
+def test_R29_determinize_claim_condition_impossible():
+    # The answerer holds the other three nines itself: the claim on 9♣ cannot be true.
+    g = provable_bluff_game()
+    g.step(down("3C"))
+    assert sorted(g.hands[O]) == sorted(C(c) for c in ("9D", "9H", "9S"))
+    with pytest.raises(ValueError, match=r"no world has a true claim"):
+        g.determinize(O, 0, claim=True)
+    assert claim_true_probability(SeatView(g, O), 0.2) == 0.0  # surely a bluff (R29)
+    assert provably_bluff(SeatView(g, O))
 
 
 def _find_rich_moment() -> tuple[Game, int]:
@@ -247,9 +262,9 @@ def test_determinize_rejects_bad_seat() -> None:
             g.determinize(bad, 0)
 
 
-@pytest.mark.parametrize("kw", CONFIGS, ids=config_id)
-def test_clone_is_independent_and_plays_identically(kw: dict) -> None:
-    settings = make_settings(**kw)
+@pytest.mark.parametrize("settings_case", CASES)
+def test_clone_is_independent_and_plays_identically(settings_case) -> None:
+    settings = settings_case.settings
     for trial in range(3):
         g = random_moment(settings, seed=500 + trial)
         before = snapshot(g)

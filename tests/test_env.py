@@ -20,48 +20,41 @@ from gymnasium import spaces
 from pettingzoo.test import api_test, render_test, seed_test
 
 import pisti_env
-from helpers import deck_with_prefix  # tests/helpers.py
 from pisti_env import Game, ObservationLayout, card_to_text, make_settings, parse_card
+from pisti_env.game import BELIEVE, CHALLENGE, FACE_DOWN
+
+from helpers import (
+    C,
+    cases,
+    codes,
+    deck_from_plays,
+    deck_with_prefix,
+    down,
+    legal_from_mask,
+    live_turns,
+    play_env_episode,
+    snapshot,
+)
 
 # --------------------------------------------------------------------------- helpers
 
 ALL_TEXT = [card_to_text(c) for c in range(52)]
 SUIT_SYMBOLS = "♣♦♥♠"
 
-# Configurations for the PettingZoo conformance tests: 2, 3, 4 (partnerships, the default) and
-# 4 without partnerships; single hands (target=None) and the default match target 151.
-API_CONFIGS = [
-    pytest.param(dict(num_players=2, target=None), id="2p-hand"),
-    pytest.param(dict(num_players=2), id="2p-151"),
-    pytest.param(dict(num_players=3, target=None), id="3p-hand"),
-    pytest.param(dict(num_players=3), id="3p-151"),
-    pytest.param(dict(num_players=4, target=None), id="4p-partners-hand"),
-    pytest.param(dict(num_players=4), id="4p-partners-151"),
-    pytest.param(dict(num_players=4, partnerships=False, target=None), id="4p-solo-hand"),
-    pytest.param(dict(num_players=4, partnerships=False), id="4p-solo-151"),
-]
+# Cases for the PettingZoo conformance tests: 2, 3, 4 (partnerships, the default) and 4 without
+# partnerships; single hands (target=None) and the default match target 151; with bluffs (R29)
+# some of them and other variants, over more cycles (a claim and its answer take two).
+PLAIN_API_CASES = cases(
+    "2p hand", "2p 151", "3p hand", "3p 151", "4p-partners hand", "4p-partners 151", "4p-solo hand", "4p-solo 151",
+)
+BLUFF_API_CASES = cases(
+    "2p hand bluff", "2p 151 jack-double bluff", "3p hand last-card-off bluff", "4p-partners hand bluff",
+    "4p-solo 51 stock-bottom bluff",
+)
 
 
-def legal_from_mask(obs) -> list[int]:
-    return np.flatnonzero(obs["action_mask"]).tolist()
-
-
-def play_episode(e, rng: random.Random, on_step=None):
-    """Standard AEC loop with a random legal policy. Returns the per-agent sum of the rewards
-    returned by ``last()`` (final ``last()`` calls included). ``on_step(agent, action)`` runs
-    after every live step."""
-    totals = {a: 0.0 for a in e.possible_agents}
-    for agent in e.agent_iter():
-        obs, reward, term, trunc, info = e.last()
-        totals[agent] += reward
-        if term or trunc:
-            action = None
-        else:
-            action = rng.choice(legal_from_mask(obs))
-        e.step(action)
-        if action is not None and on_step is not None:
-            on_step(agent, action)
-    return totals
+def cycles(case) -> int:
+    return 300 if case.bluff else 200
 
 
 def side_of(settings, seat: int) -> int:
@@ -80,19 +73,19 @@ def seat_of(agent: str) -> int:
 @pytest.mark.filterwarnings("ignore:Observation space for each agent probably should be")
 @pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
 @pytest.mark.filterwarnings("ignore:ignoring unknown reset option")
-@pytest.mark.parametrize("config", API_CONFIGS)
-def test_pettingzoo_api_test(config):
-    api_test(pisti_env.env(**config), num_cycles=200)
+@pytest.mark.parametrize("settings_case", PLAIN_API_CASES + BLUFF_API_CASES)
+def test_R29_pettingzoo_api_test(settings_case):
+    api_test(pisti_env.env(**settings_case.kwargs), num_cycles=cycles(settings_case))
 
 
-@pytest.mark.parametrize("config", API_CONFIGS)
-def test_pettingzoo_seed_test(config):
-    seed_test(partial(pisti_env.env, **config), num_cycles=200)
+@pytest.mark.parametrize("settings_case", PLAIN_API_CASES + BLUFF_API_CASES[:3])
+def test_R29_pettingzoo_seed_test(settings_case):
+    seed_test(partial(pisti_env.env, **settings_case.kwargs), num_cycles=cycles(settings_case))
 
 
-@pytest.mark.parametrize("config", API_CONFIGS[::2])
-def test_pettingzoo_render_test(config):
-    render_test(partial(pisti_env.env, **config))
+@pytest.mark.parametrize("settings_case", PLAIN_API_CASES[::2] + BLUFF_API_CASES[:1])
+def test_R29_pettingzoo_render_test(settings_case):
+    render_test(partial(pisti_env.env, **settings_case.kwargs))
 
 
 def test_pettingzoo_module_style_import():
@@ -113,12 +106,14 @@ def test_metadata():
     assert isinstance(e.unwrapped, pisti_env.raw_env)
 
 
-@pytest.mark.parametrize(
-    "config, n",
-    [(dict(num_players=2), 2), (dict(num_players=3), 3), (dict(num_players=4), 4),
-     (dict(num_players=4, partnerships=False), 4)],
-)
-def test_agents_and_spaces(config, n):
+@pytest.mark.parametrize("settings_case", cases(
+    "2p", "3p", "4p-partners", "4p-solo", "2p bluff", "3p bluff", "4p-partners bluff", "4p-solo bluff"))
+def test_R29_agents_and_spaces(settings_case):
+    """The spaces; with bluffs (R29) actions and masks are 106 wide (52 face up, 52 face down,
+    believe, challenge), without 52."""
+    config = settings_case.kwargs
+    n = settings_case.num_players
+    width = 106 if settings_case.bluff else 52
     e = pisti_env.env(**config)
     names = [f"player_{i}" for i in range(n)]
     assert e.possible_agents == names
@@ -135,14 +130,17 @@ def test_agents_and_spaces(config, n):
         assert obs_box.shape == (size,)
         mask_box = space["action_mask"]
         assert isinstance(mask_box, spaces.Box)
-        assert mask_box.dtype == np.int8 and mask_box.shape == (52,)
+        assert mask_box.dtype == np.int8 and mask_box.shape == (width,)
         assert np.all(mask_box.low == 0) and np.all(mask_box.high == 1)
         act = e.action_space(a)
-        assert isinstance(act, spaces.Discrete) and act.n == 52
+        assert isinstance(act, spaces.Discrete) and act.n == width
+        assert act == spaces.Discrete(width)
         obs = e.observe(a)
         assert obs["observation"].dtype == np.float32 and obs["observation"].shape == (size,)
-        assert obs["action_mask"].dtype == np.int8 and obs["action_mask"].shape == (52,)
+        assert obs["action_mask"].dtype == np.int8 and obs["action_mask"].shape == (width,)
         assert space.contains(obs)
+    plain = pisti_env.env(**{k: v for k, v in config.items() if k != "bluff"})
+    assert plain.action_space("player_0") == spaces.Discrete(52)  # bluff=False: unchanged
 
 
 def test_unwrapped_game_is_a_game():
@@ -369,12 +367,7 @@ def test_diff_rewards_sum_to_final_score_difference(config, episodes):
         before = {}
 
         totals = {a: 0.0 for a in e.possible_agents}
-        for agent in e.agent_iter():
-            obs, reward, term, trunc, info = e.last()
-            totals[agent] += reward
-            if term or trunc:
-                e.step(None)
-                continue
+        for agent, obs in live_turns(e, totals):
             pile_len, hands_done = len(game.pile), game.hands_completed
             e.step(rng.choice(legal_from_mask(obs)))
             rewards = e.unwrapped.rewards
@@ -445,25 +438,21 @@ def test_R8_R13_R30_diff_rewards_reveal_only_public_points_2p():
     assert game.last_hand_result[1]["card_points"] >= 6 + 2  # 10♦ A♣ 2♣ + A♦ A♥
 
 
-def test_R13_diff_reward_of_a_pisti_with_3_players():
-    """Seat 2 scores a pişti: +10 for it, 0 − mean(10, 0) = −5 for each of the others."""
+@pytest.mark.parametrize("n, dealer, expected", [
+    pytest.param(3, 2, {"player_0": -5.0, "player_1": -5.0, "player_2": 10.0}, id="R13-3p"),
+    pytest.param(4, 3, {"player_0": 10.0, "player_1": -10.0, "player_2": 10.0, "player_3": -10.0}, id="R4-R13-4p-partners"),
+])
+def test_R4_R13_diff_reward_of_a_pisti(n, dealer, expected):
+    """Seat 2 scores a pişti. With 3 players: +10 for it, 0 − mean(10, 0) = −5 for each of the
+    others. With partnerships both partners (0 and 2) get +10, seats 1 and 3 get −10."""
     deck = deck_with_prefix(["3C", "4C", "6C", "5H", "5S", "8D", "8H"])
-    e = pisti_env.env(num_players=3, target=None)
-    e.reset(options={"deck": deck, "dealer": 2})
+    e = pisti_env.env(num_players=n, target=None)
+    e.reset(options={"deck": deck, "dealer": dealer})
     assert e.agent_selection == "player_0"
     r = _play_cards(e, ["5S", "8D", "8H"])
-    assert r[0] == r[1] == {"player_0": 0.0, "player_1": 0.0, "player_2": 0.0}
-    assert r[2] == {"player_0": -5.0, "player_1": -5.0, "player_2": 10.0}
-
-
-def test_R4_R13_diff_reward_of_a_pisti_with_partnerships():
-    """Seat 2 scores a pişti: both partners (0 and 2) get +10, seats 1 and 3 get −10."""
-    deck = deck_with_prefix(["3C", "4C", "6C", "5H", "5S", "8D", "8H"])
-    e = pisti_env.env(num_players=4, target=None)
-    e.reset(options={"deck": deck, "dealer": 3})
-    assert e.agent_selection == "player_0"
-    r = _play_cards(e, ["5S", "8D", "8H"])
-    assert r[2] == {"player_0": 10.0, "player_1": -10.0, "player_2": 10.0, "player_3": -10.0}
+    if n == 3:
+        assert r[0] == r[1] == {"player_0": 0.0, "player_1": 0.0, "player_2": 0.0}
+    assert r[2] == expected
 
 
 # --------------------------------------------------------------------------- win rewards
@@ -482,12 +471,7 @@ def test_win_rewards_only_at_the_end(config):
         game = e.unwrapped.game
         rng = random.Random(ep)
         totals = {a: 0.0 for a in e.possible_agents}
-        for agent in e.agent_iter():
-            obs, reward, term, trunc, info = e.last()
-            totals[agent] += reward
-            if term:
-                e.step(None)
-                continue
+        for agent, obs in live_turns(e, totals):
             e.step(rng.choice(legal_from_mask(obs)))
             if not game.done:
                 assert all(r == 0 for r in e.unwrapped.rewards.values())
@@ -509,7 +493,7 @@ def test_R25_win_rewards_tied_best_single_hand_get_zero(n):
     e = pisti_env.env(num_players=n, target=None, reward="win")
     for seed in range(600):
         e.reset(seed=seed)
-        totals = play_episode(e, random.Random(seed))
+        totals = play_env_episode(e, random.Random(seed))
         scores = e.unwrapped.game.match_scores
         best = max(scores)
         if scores.count(best) > 1:
@@ -534,12 +518,7 @@ def test_R21_golden_26_26_hand_replays_with_win_rewards():
     e.reset(options={"deck": hand["deck"], "dealer": hand["dealer"]})
     totals = {a: 0.0 for a in e.possible_agents}
     actions = iter(zip(hand["seats"], hand["actions"]))
-    for agent in e.agent_iter():
-        obs, reward, term, trunc, info = e.last()
-        totals[agent] += reward
-        if term:
-            e.step(None)
-            continue
+    for agent, obs in live_turns(e, totals):
         seat, card = next(actions)
         assert agent == f"player_{seat}"
         e.step(parse_card(card))
@@ -700,3 +679,84 @@ def test_render_without_mode_returns_none():
     e = pisti_env.env()
     e.reset(seed=0)
     assert e.render() is None
+
+
+# --------------------------------------------------------------------------- R29: claims and answers in the env
+def test_R29_answer_is_a_turn_of_the_seat_that_played_the_lone_card_in_the_env():
+    # 3 players, dealer 0: seat 1 takes the table, seat 2 plays the lone 9♣, seat 0 claims.
+    e = pisti_env.env(num_players=3, bluff=True, target=None)
+    e.reset(options={"deck": deck_from_plays(codes("2H 5S KD 7C"), codes("7D 9C 3C")), "dealer": 0})
+    for agent, action in (("player_1", C("7D")), ("player_2", C("9C"))):
+        assert e.agent_selection == agent
+        e.step(action)
+    assert e.agent_selection == "player_0"
+    mask = e.observe("player_0")["action_mask"]
+    assert mask[down("3C")] == 1 and mask[BELIEVE] == 0 and mask[CHALLENGE] == 0
+    e.step(down("3C"))
+    assert e.agent_selection == "player_2"  # the seat that played the lone card answers
+    assert legal_from_mask(e.observe("player_2")) == [BELIEVE, CHALLENGE]
+    assert not e.observe("player_0")["action_mask"].any() and not e.observe("player_1")["action_mask"].any()
+    e.step(CHALLENGE)
+    assert e.agent_selection == "player_1"  # then the seat after the claimant
+    assert e.rewards["player_2"] == pytest.approx(20 - 0)  # diff: +20 against the mean of 0 and 0
+    assert e.rewards["player_0"] == pytest.approx(-10) and e.rewards["player_1"] == pytest.approx(-10)
+
+
+def test_R29_illegal_bluff_actions_in_the_env():
+    deck = deck_from_plays(codes("2H 5S KD 7C"), codes("7D 9C 9D 4H"))
+    e = pisti_env.env(bluff=True, target=None)
+    e.reset(options={"deck": deck, "dealer": 0})
+    raw = e.unwrapped
+    before = snapshot(raw.game)
+    with pytest.raises(ValueError, match=r"only when exactly one card lies on the table.*R29"):
+        e.step(down("7D"))
+    with pytest.raises(ValueError, match=r"no claim to answer"):
+        e.step(BELIEVE)
+    with pytest.raises(TypeError, match=r"int action id 0\.\.105"):
+        e.step("JD")
+    assert snapshot(raw.game) == before and e.agent_selection == "player_1"
+    assert raw.rewards == {"player_0": 0.0, "player_1": 0.0}
+    # illegal_action="penalty": an illegal face-down play ends the episode with -1 (no raise).
+    p = pisti_env.env(bluff=True, target=None, illegal_action="penalty")
+    p.reset(options={"deck": deck, "dealer": 0})
+    p.step(down("7D"))
+    assert p.unwrapped.rewards["player_1"] == -1.0 and all(p.unwrapped.terminations.values())
+    assert p.unwrapped.infos["player_1"] == {"illegal_move": True}
+
+
+@pytest.mark.parametrize("settings_case", cases(
+    "2p hand bluff", "2p 51 jack-double bluff", "3p 51 bluff", "4p-partners hand bluff", "4p-solo hand bluff"))
+def test_R29_masks_rewards_and_hand_results_in_random_play(settings_case):
+    """Each mask is exactly the legal actions (others all zero); diff rewards add up to the
+    final score difference; hand-end infos carry the bluff counts."""
+    for seed in range(2):
+        e = pisti_env.env(reward="diff", **settings_case.kwargs)
+        e.reset(seed=seed)
+        game = e.unwrapped.game
+        agents = e.possible_agents
+        rng = random.Random(seed)
+        totals = dict.fromkeys(agents, 0.0)
+        claims = answers = seen_results = 0
+        for agent, obs in live_turns(e, totals):
+            legal = legal_from_mask(obs)
+            assert legal == game.legal_actions()
+            for other in agents:
+                if other != agent:
+                    assert not e.observe(other)["action_mask"].any()
+            action = rng.choice(legal)
+            claims += FACE_DOWN <= action < BELIEVE
+            answers += action >= BELIEVE
+            hands_before = game.hands_completed
+            e.step(action)
+            if game.hands_completed != hands_before:  # hand-end infos for every agent
+                for a in e.agents:
+                    info_hand = e.infos[a]["hand_result"]
+                    assert info_hand == game.last_hand_result
+                    assert all("bluff_points" in r and "bluff_challenged_false" in r for r in info_hand)
+                seen_results += 1
+        assert claims == answers > 0 and seen_results == game.hands_completed >= 1
+        ms = game.match_scores
+        for a in agents:
+            side = game.side_of[agents.index(a)]
+            others = [x for i, x in enumerate(ms) if i != side]
+            assert totals[a] == pytest.approx(ms[side] - sum(others) / len(others), abs=1e-6)

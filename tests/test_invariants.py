@@ -6,6 +6,8 @@ per-side counters consistent with the captured cards. At every hand end: the R20
 and a hand result equal to what an independent shadow tally (fed only with the cards played
 and the pile they landed on) computes from the rules (R10–R19). At match end: R24–R26.
 The AEC env's ``diff`` rewards add up to the final score difference.
+The bluff variant (R29) is one more axis of the settings matrix: with bluffs an independent
+shadow tally that also follows claims and answers checks the counters and hand results.
 """
 
 from __future__ import annotations
@@ -18,41 +20,20 @@ import pytest
 
 import pisti_env
 from pisti_env import Game, make_settings
+from pisti_env.game import BELIEVE, CHALLENGE, FACE_DOWN
 from pisti_env.scoring import POINTS
-from pisti_env.game import (
-    LOC_CAPT_DOWN,
-    LOC_CAPT_HIDDEN,
-    LOC_CAPT_SHOWN,
-    LOC_HAND,
-    LOC_HAND_SHOWN,
-    LOC_PILE_DOWN,
-    LOC_PILE_DOWN_SHOWN,
-    LOC_PILE_HIDDEN,
-    LOC_PILE_JACK,
-    LOC_PILE_UP,
-    LOC_STOCK,
-    LOC_STOCK_SHOWN,
-    NOBODY,
-    PLAYED_BY,
+
+from helpers import (
+    JACK,
+    TEN_DIAMONDS,
+    card_points,
+    cases,
+    check_bluff_conservation,
+    check_conservation,
+    final_diff,
+    matrix,
+    rank,
 )
-
-JACK = 10
-TEN_DIAMONDS = 22
-TWO_CLUBS = 1
-
-
-def rank(card: int) -> int:
-    return card % 13
-
-
-def card_points(card: int) -> int:
-    """R20, written out independently of the engine's table."""
-    c = card % 52
-    if c == TEN_DIAMONDS:
-        return 3
-    if c == TWO_CLUBS:
-        return 2
-    return 1 if rank(c) in (0, JACK) else 0
 
 
 def test_R20_point_table_matches_rules() -> None:
@@ -61,105 +42,6 @@ def test_R20_point_table_matches_rules() -> None:
 
 
 # --------------------------------------------------------------------------- state checks
-def pile_hidden(g: Game) -> int:
-    """The engine's public count of never-turned table cards in the pile (R8)."""
-    return g.pile_hidden
-
-
-def check_conservation(g: Game) -> None:
-    """Every physical card is in exactly one place and its location code agrees (R30
-    bookkeeping), the bluff variant's face-down cards (R29) included."""
-    s = g.settings
-    n_cards = s.num_cards
-    where = g.where
-    assert len(where) == n_cards
-    assert sorted(g.deck) == list(range(n_cards)), "the deck is a permutation of the physical cards"
-    place: dict[int, str] = {}
-
-    def put(p: int, what: str) -> None:
-        assert p not in place, f"card {p} is both in {place[p]} and in {what}"
-        place[p] = what
-
-    for seat, hand in enumerate(g.hands):
-        for p in hand:
-            put(p, f"hand {seat}")
-            assert where[p] in (LOC_HAND + seat, LOC_HAND_SHOWN + seat), (p, seat, where[p])
-    for p in g.pile:
-        put(p, "pile")
-        assert where[p] in (LOC_PILE_UP, LOC_PILE_JACK, LOC_PILE_HIDDEN), (p, where[p])
-    assert 0 <= g.stock_pos <= len(g.deck)
-    for p in g.deck[g.stock_pos :]:
-        put(p, "stock")
-        assert where[p] in (LOC_STOCK, LOC_STOCK_SHOWN), (p, where[p])
-    if g.claimant >= 0:  # R29: the face-down card of a claim waiting for its answer
-        put(g.claim_card, "claim")
-        expected = LOC_PILE_DOWN_SHOWN if g.claim_card == g.stock_bottom else LOC_PILE_DOWN + g.claimant
-        assert where[g.claim_card] == expected and g.played_by[g.claim_card] == NOBODY
-        assert len(g.pile) == 1
-    # Everything else has been captured (or swept) by some side.
-    count = [0] * g.num_sides
-    points = [0] * g.num_sides
-    shown_points = [0] * g.num_sides
-    hidden_captured = 0
-    for p in range(n_cards):
-        if p in place:
-            continue
-        loc = where[p]
-        if LOC_CAPT_SHOWN <= loc < LOC_CAPT_SHOWN + g.num_sides:
-            side = loc - LOC_CAPT_SHOWN
-            shown_points[side] += card_points(p)
-        elif LOC_CAPT_HIDDEN <= loc < LOC_CAPT_HIDDEN + g.num_sides:
-            side = loc - LOC_CAPT_HIDDEN
-            hidden_captured += 1
-        elif LOC_CAPT_DOWN <= loc < LOC_CAPT_DOWN + g.num_players:  # R29: a believed card
-            side = g.side_of[loc - LOC_CAPT_DOWN]
-            assert g.played_by[p] == NOBODY, "a believed card was never shown"
-        else:
-            raise AssertionError(f"card {p} is nowhere (location code {loc})")
-        count[side] += 1
-        points[side] += card_points(p)
-    assert count == list(g.captured_count)
-    assert points == list(g.card_points)
-    assert sum(count) + len(place) == n_cards
-    # Cards already dealt are exactly deck[:stock_pos]; the stock is the rest.
-    assert {p for p in place if place[p] != "stock"} | {p for p in range(n_cards) if p not in place} == set(
-        g.deck[: g.stock_pos]
-    )
-    # R6/R7/R8: never-turned table cards and deal Jacks lie under every face-up card.
-    codes = [where[p] for p in g.pile]
-    if LOC_PILE_UP in codes:
-        first_up = codes.index(LOC_PILE_UP)
-        assert all(c == LOC_PILE_UP for c in codes[first_up:]), codes
-    if g.pile:
-        assert codes[-1] == LOC_PILE_UP, "the top of the pile is face up"
-    assert pile_hidden(g) == codes.count(LOC_PILE_HIDDEN)
-    assert codes.count(LOC_PILE_HIDDEN) + hidden_captured <= 3
-    assert all(rank(p) == JACK for p in g.pile if where[p] == LOC_PILE_JACK)
-    # R28: the shown stock bottom.
-    shown_codes = [p for p in range(n_cards) if where[p] == LOC_STOCK_SHOWN or LOC_HAND_SHOWN <= where[p] < LOC_HAND_SHOWN + 6]
-    if s.show_stock_bottom:
-        assert g.stock_bottom == g.deck[-1]
-        assert rank(g.stock_bottom) != JACK, "R28: the shown stock bottom is never a Jack"
-        assert set(shown_codes) <= {g.stock_bottom}
-        if g.stock_bottom in place and place[g.stock_bottom] == "stock":
-            assert where[g.stock_bottom] == LOC_STOCK_SHOWN
-    else:
-        assert g.stock_bottom is None
-        assert shown_codes == []
-    # played_by: exactly the cards in this hand's history, by the seat that played them.
-    played = sorted((g.played_by[p] - PLAYED_BY, p % 52) for p in range(n_cards) if g.played_by[p] != NOBODY)
-    assert played == sorted(g.history)
-    for p in range(n_cards):
-        if g.played_by[p] != NOBODY:
-            assert where[p] == LOC_PILE_UP or LOC_CAPT_SHOWN <= where[p] < LOC_CAPT_SHOWN + g.num_sides
-    # R30 bookkeeping: public points this hand = face-up card points + pişti and bluff points.
-    if not g.done:
-        assert list(g.public_points) == [
-            shown_points[i] + g.pisti_points[i] + g.bluff_points[i] for i in range(g.num_sides)
-        ]
-        assert list(g.public_total) == [g.match_scores[i] + g.public_points[i] for i in range(g.num_sides)]
-
-
 def deal_sizes(n: int, dealer: int, stock: int) -> tuple[list[int], int]:
     """R6.2/R18/R27: four cards each, one at a time from the seat after the dealer, while the
     stock lasts. Returns the hand sizes and the stock left."""
@@ -368,14 +250,149 @@ def play_and_check(settings, seed: int) -> int:
     return steps
 
 
-PLAYER_CONFIGS = [
-    pytest.param(dict(num_players=2), id="2p"),
-    pytest.param(dict(num_players=3), id="3p"),
-    pytest.param(dict(num_players=4, partnerships=True), id="4p-partners"),
-    pytest.param(dict(num_players=4, partnerships=False), id="4p-solo"),
-    pytest.param(dict(num_players=5, decks=2), id="5p-2decks"),
-    pytest.param(dict(num_players=6, decks=2), id="6p-2decks"),
-]
+class BluffShadow:
+    """An independent tally of one hand (R10–R22, R29), fed with every action before the engine
+    takes it; it keeps its own table pile as (physical card, seat that played it or None)."""
+
+    def __init__(self, g: Game) -> None:
+        self.s = g.settings
+        k = g.num_sides
+        self.side_of = g.side_of
+        self.pile = [(p, None) for p in g.pile]
+        self.cards, self.points = [0] * k, [0] * k
+        self.pisti, self.double, self.pisti_points = [0] * k, [0] * k, [0] * k
+        self.bluff_points = [0] * k
+        self.counts = {name: [0] * k for name in (
+            "bluff_claims", "bluff_believed", "bluff_challenged_true", "bluff_challenged_false")}
+        self.last = -1
+        self.dealer_side = g.side_of[g.dealer]
+        self.pending = None  # (claimant, physical card, was it the hand's last card)
+
+    def expected_legal(self, g: Game) -> list[int]:
+        if self.pending is not None:
+            return [BELIEVE, CHALLENGE]
+        cards = sorted({p % 52 for p in g.hands[g.turn]})
+        last_card = g.stock_size == 0 and sum(len(h) for h in g.hands) == 1
+        if len(self.pile) == 1 and (self.s.last_card_pisti or not last_card):  # R29, R16
+            return cards + [FACE_DOWN + c for c in cards]
+        return cards
+
+    def expected_answerer(self) -> int:
+        return self.pile[0][1]
+
+    def take(self, side: int, cards: list[int]) -> None:
+        self.cards[side] += len(cards)
+        self.points[side] += sum(card_points(c) for c in cards)
+        self.last = side
+
+    def sweep(self) -> None:  # R19
+        if self.pile:
+            side = self.last if self.last >= 0 else self.dealer_side
+            self.cards[side] += len(self.pile)
+            self.points[side] += sum(card_points(c) for c, _ in self.pile)
+            self.pile = []
+
+    def play(self, g: Game, action: int) -> None:
+        seat = g.turn
+        side = self.side_of[seat]
+        s = self.s
+        if action >= BELIEVE:
+            claimant, p, final = self.pending
+            cside = self.side_of[claimant]
+            lone = self.pile[0][0]
+            stake = 20 if s.bluff_jack_double and rank(lone) == JACK else 10
+            if action == BELIEVE or rank(p) == rank(lone):
+                points = stake if action == BELIEVE else 2 * stake
+                self.bluff_points[cside] += points
+                self.pisti[cside] += 1
+                self.counts["bluff_believed" if action == BELIEVE else "bluff_challenged_true"][cside] += 1
+                self.take(cside, [lone, p])
+                self.pile = []
+            else:
+                self.bluff_points[side] += 2 * stake  # the challenger's side alone
+                self.counts["bluff_challenged_false"][cside] += 1
+                self.pile.append((p, claimant))
+            self.pending = None
+            if final:
+                self.sweep()
+            return
+        last_card = g.stock_size == 0 and sum(len(h) for h in g.hands) == 1
+        p = next(q for q in (action % FACE_DOWN, action % FACE_DOWN + 52) if q in g.hands[seat])
+        if action >= FACE_DOWN:
+            self.counts["bluff_claims"][side] += 1
+            self.pending = (seat, p, last_card)
+            return
+        pile = self.pile
+        if pile and (rank(p) == rank(pile[-1][0]) or rank(p) == JACK):  # R10, R11
+            if len(pile) == 1:  # R13, R14, R16, R17
+                lone = pile[0][0]
+                pts, kind = 0, None
+                if rank(p) != JACK:
+                    pts, kind = 10, "pisti"
+                elif rank(lone) == JACK:
+                    pts = s.double_pisti
+                    kind = {20: "double", 10: "pisti", 0: None}[pts]
+                if kind is not None and (s.last_card_pisti or not last_card):
+                    if TEN_DIAMONDS in (p % 52, lone % 52):
+                        pts += s.ten_diamonds_pisti_bonus
+                    (self.double if kind == "double" else self.pisti)[side] += 1
+                    self.pisti_points[side] += pts
+            self.take(side, [c for c, _ in pile] + [p])
+            self.pile = []
+        else:
+            pile.append((p, seat))
+        if last_card:
+            self.sweep()
+
+    def result(self) -> list[dict[str, int]]:
+        best = max(self.cards)
+        out = []
+        for side in range(len(self.cards)):
+            maj = 3 if self.cards[side] == best and self.cards.count(best) == 1 else 0
+            r = {"cards": self.cards[side], "card_points": self.points[side], "majority": maj,
+                 "pisti": self.pisti[side], "double_pisti": self.double[side],
+                 "pisti_points": self.pisti_points[side],
+                 "total": self.points[side] + maj + self.pisti_points[side] + self.bluff_points[side],
+                 "bluff_points": self.bluff_points[side]}
+            r.update({name: v[side] for name, v in self.counts.items()})
+            out.append(r)
+        return out
+
+
+def play_and_check_bluff(settings, seed: int) -> int:
+    """Random play of a whole episode with bluffs and every check; returns the claims made."""
+    rng = random.Random(seed)
+    g = Game(settings, seed=seed)
+    shadow = BluffShadow(g)
+    claims = 0
+    while not g.done:
+        legal = g.legal_actions()
+        assert legal == shadow.expected_legal(g), "R9/R29: the legal actions"
+        action = rng.choice(legal)
+        seat, hands_done = g.turn, g.hands_completed
+        shadow.play(g, action)
+        g.step(action)
+        if FACE_DOWN <= action < BELIEVE:
+            claims += 1
+            assert g.turn == shadow.expected_answerer() and g.pending_claim[0] == seat  # R29
+        if g.hands_completed != hands_done:
+            result = g.last_hand_result
+            cards = [r["cards"] for r in result]
+            tied = cards.count(max(cards)) > 1
+            assert sum(cards) == settings.num_cards
+            assert sum(r["card_points"] + r["majority"] for r in result) == 13 * settings.decks + (0 if tied else 3)  # R23
+            for r in result:
+                assert r["total"] == r["card_points"] + r["majority"] + r["pisti_points"] + r["bluff_points"]  # R22
+                assert r["bluff_claims"] == r["bluff_believed"] + r["bluff_challenged_true"] + r["bluff_challenged_false"]
+                assert r["pisti"] >= r["bluff_believed"] + r["bluff_challenged_true"]
+            assert result == shadow.result()
+            assert list(g.match_scores) == [sum(h[i]["total"] for h in g.hand_results) for i in range(g.num_sides)]
+            shadow = BluffShadow(g)
+        check_bluff_conservation(g, shadow)
+    return claims
+
+
+# ----------------------------------------------------------------------- random play, every variant
 VARIANTS = list(
     itertools.product(
         (20, 10, 0),  # double_pisti
@@ -387,21 +404,36 @@ VARIANTS = list(
 )
 
 
-@pytest.mark.parametrize("players", PLAYER_CONFIGS)
-def test_R6_R27_invariants_under_random_play_all_variants(players: dict) -> None:
-    total_steps = 0
-    for i, (dp, lcp, bonus, ssb, (target, margin)) in enumerate(VARIANTS):
-        settings = make_settings(
-            **players,
-            double_pisti=dp,
-            last_card_pisti=lcp,
-            ten_diamonds_pisti_bonus=bonus,
-            show_stock_bottom=ssb,
-            target=target,
-            win_margin=margin,
-        )
-        total_steps += play_and_check(settings, seed=1000 * players["num_players"] + i)
-    assert total_steps >= len(VARIANTS) * 48
+BLUFF_VARIANTS = list(itertools.product(
+    (False, True),  # bluff_jack_double
+    (True, False),  # last_card_pisti
+    ((20, 0, False), (0, 3, True), (10, 3, False)),  # double_pisti, 10♦ bonus, show_stock_bottom
+    ((None, 0), (51, 2)),  # target, win_margin
+))
+
+
+@pytest.mark.parametrize("settings_case", matrix())  # 2–6 players, partnerships, two decks; bluff off/on
+def test_R6_R22_R23_R27_R29_invariants_under_random_play_all_variants(settings_case) -> None:
+    """Every scoring variant, match length and the shown stock bottom; with bluffs the R29
+    variants (bluff_jack_double) instead of the pişti-only ones and the bluff shadow tally."""
+    table = settings_case.kwargs
+    n = table["num_players"]
+    if not settings_case.bluff:
+        total_steps = 0
+        for i, (dp, lcp, bonus, ssb, (target, margin)) in enumerate(VARIANTS):
+            settings = make_settings(**table, double_pisti=dp, last_card_pisti=lcp, ten_diamonds_pisti_bonus=bonus,
+                                     show_stock_bottom=ssb, target=target, win_margin=margin)
+            total_steps += play_and_check(settings, seed=1000 * n + i)
+        assert total_steps >= len(VARIANTS) * 48
+        return
+    claims = 0
+    for i, (jd, lcp, (dp, bonus, ssb), (target, margin)) in enumerate(BLUFF_VARIANTS):
+        settings = make_settings(**table, bluff_jack_double=jd, last_card_pisti=lcp, double_pisti=dp,
+                                 ten_diamonds_pisti_bonus=bonus, show_stock_bottom=ssb, target=target,
+                                 win_margin=margin)
+        for k in range(3):
+            claims += play_and_check_bluff(settings, seed=500 * n + 31 * i + k)
+    assert claims > 3 * len(BLUFF_VARIANTS)
 
 
 def test_R25_R26_long_match_with_margin() -> None:
@@ -412,25 +444,15 @@ def test_R25_R26_long_match_with_margin() -> None:
 
 
 # --------------------------------------------------------------------------- AEC env
-ENV_CONFIGS = [
-    dict(num_players=2, target=None),
-    dict(num_players=2, target=51, win_margin=2, ten_diamonds_pisti_bonus=3),
-    dict(num_players=3, target=51, last_card_pisti=False),
-    dict(num_players=4, partnerships=True, target=51, double_pisti=10, show_stock_bottom=True),
-    dict(num_players=4, partnerships=False, target=None, double_pisti=0),
-    dict(num_players=6, decks=2, target=51, win_margin=2),
-    dict(num_players=5, decks=2, target=None, show_stock_bottom=True),
-]
+ENV_CASES = cases(
+    "2p hand", "2p 51 margin2 bonus3", "3p 51 last-card-off", "4p-partners 51 double10 stock-bottom",
+    "4p-solo hand double0", "6p-2decks 51 margin2", "5p-2decks hand stock-bottom",
+)
 
 
-def final_diff(game: Game, side: int) -> float:
-    ms = game.match_scores
-    others = [x for i, x in enumerate(ms) if i != side]
-    return ms[side] - sum(others) / len(others)
-
-
-@pytest.mark.parametrize("kw", ENV_CONFIGS, ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
-def test_env_diff_rewards_sum_to_final_score_difference(kw: dict) -> None:
+@pytest.mark.parametrize("settings_case", ENV_CASES)
+def test_env_diff_rewards_sum_to_final_score_difference(settings_case) -> None:
+    kw = settings_case.kwargs
     for seed in range(2):
         e = pisti_env.env(reward="diff", **kw)
         e.reset(seed=seed)
@@ -466,9 +488,10 @@ def test_env_diff_rewards_sum_to_final_score_difference(kw: dict) -> None:
             assert per_step[a] == pytest.approx(final_diff(game, side_of[agents.index(a)]), abs=1e-6)
 
 
-@pytest.mark.parametrize("kw", ENV_CONFIGS[:4], ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()))
-def test_env_agent_iter_last_rewards_sum_to_final_score_difference(kw: dict) -> None:
+@pytest.mark.parametrize("settings_case", ENV_CASES[:4])
+def test_env_agent_iter_last_rewards_sum_to_final_score_difference(settings_case) -> None:
     """The canonical AEC loop (``agent_iter``/``last``) sees the same episode totals."""
+    kw = settings_case.kwargs
     e = pisti_env.env(reward="diff", **kw)
     e.reset(seed=5)
     rng = random.Random(5)

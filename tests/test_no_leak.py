@@ -7,6 +7,10 @@ plays from the same dealer and check that nothing the seat sees changes — its 
 the seat *can* see (one card of its own hand swapped with an unknown one) must show, and the
 permutations must change other seats' views or the true state in some trials, so the test is
 not vacuous.
+
+The bluff variant is one more axis of the settings matrix: there the unknown cards include
+the face-down cards other seats played and nobody saw (R29), the partner's among them, and the
+replay deals those again too.
 """
 
 from __future__ import annotations
@@ -14,64 +18,12 @@ from __future__ import annotations
 import random
 
 import numpy as np
-import pytest
 
 import pisti_env
 from pisti_env import Game, ObservationEncoder, make_settings
-from pisti_env.game import NOBODY
+from pisti_env.game import BELIEVE, FACE_DOWN, LOC_CAPT_DOWN, LOC_PILE_DOWN, NOBODY
 
-JACK = 10
-
-
-def rank(card: int) -> int:
-    return card % 13
-
-
-def rules_unknown(g: Game, seat: int) -> set[int]:
-    """What ``seat`` cannot know, computed from the rules and the plays (not from ``g.where``):
-    other seats' hands and the stock (R31) except the shown stock bottom (R28), and the table
-    cards never turned up (R8) unless the seat's own side captured them."""
-    side = g.side_of[seat]
-    unknown: set[int] = set()
-    for other, hand in enumerate(g.hands):
-        if other != seat:
-            unknown.update(hand)
-    unknown.update(g.deck[g.stock_pos :])
-    if g.settings.show_stock_bottom:
-        unknown.discard(g.deck[-1])  # R28: shown to everyone at the deal, wherever it is now
-    # R6.1/R7: item 3 is turned up; while the top is a Jack it goes under and the next turns up.
-    table = list(g.deck[:4])
-    pile = list(table)
-    turned = {pile[-1]}
-    while rank(pile[-1]) == JACK:
-        pile.insert(0, pile.pop())
-        turned.add(pile[-1])
-    hidden = [c for c in table if c not in turned]
-    # R8: the never-turned cards go to the side of the first capture of this hand (R10, R11).
-    top, size, taker = pile[-1] % 52, len(pile), None
-    for s, c in g.history:
-        if size and (rank(c) == rank(top) or rank(c) == JACK):
-            taker = g.side_of[s]
-            break
-        size, top = size + 1, c
-    if taker != side:
-        unknown.update(hidden)
-    return unknown
-
-
-CONFIGS = [
-    dict(num_players=2),
-    dict(num_players=3),
-    dict(num_players=4, partnerships=True),
-    dict(num_players=4, partnerships=False),
-    dict(num_players=5, decks=2),
-    dict(num_players=6, decks=2),
-]
-CONFIGS = [dict(c, show_stock_bottom=ssb, target=None) for c in CONFIGS for ssb in (False, True)]
-
-
-def config_id(kw: dict) -> str:
-    return f"{kw['num_players']}p-{'pairs' if kw.get('partnerships') else 'solo'}-{'ssb' if kw['show_stock_bottom'] else 'nossb'}"
+from helpers import deck_with_prefix, legal_from_mask, rank, rules_unknown
 
 
 def replay_game(settings, deck_ids: list[int], dealer: int, history: list[tuple[int, int]]) -> Game:
@@ -82,21 +34,26 @@ def replay_game(settings, deck_ids: list[int], dealer: int, history: list[tuple[
     return g
 
 
-def replay_env(kw: dict, deck_ids: list[int], dealer: int, history: list[tuple[int, int]]):
-    """Replays through the env; returns (env, per-step rewards, per-step observation bytes per agent)."""
+def replay_env(kw: dict, deck_ids: list[int], dealer: int, actions, mapping: dict[int, int] | None = None):
+    """Replays ``actions`` as (seat, action) through the env; with ``mapping`` (physical card ->
+    the card dealt in its place, one deck) a card played face up or down (R29) is the card now
+    at the same place. Returns (env, per-step rewards, per-step observation bytes per agent)."""
     e = pisti_env.env(reward="diff", **kw)
     e.reset(seed=12345, options={"deck": deck_ids, "dealer": dealer})
     rewards, observations = [], [{a: e.observe(a)["observation"].tobytes() for a in e.possible_agents}]
-    for seat, card in history:
+    for seat, action in actions:
         assert e.agent_selection == f"player_{seat}"
-        e.step(card)
+        if mapping is not None and action < BELIEVE:  # a card, face up or down: the same physical place
+            action = (action - action % FACE_DOWN) + mapping.get(action % FACE_DOWN, action % FACE_DOWN)
+        e.step(action)
         rewards.append(dict(e.rewards))
         observations.append({a: e.observe(a)["observation"].tobytes() for a in e.possible_agents})
     return e, rewards, observations
 
 
-@pytest.mark.parametrize("kw", CONFIGS, ids=config_id)
-def test_R30_R31_observation_is_independent_of_unknown_cards(kw: dict) -> None:
+def check_plain(kw: dict) -> None:
+    """Without bluffs: the unknown cards are permuted and the same plays replayed through the
+    engine and through the env."""
     settings = make_settings(**kw)
     enc = ObservationEncoder(settings)
     n = settings.num_players
@@ -104,7 +61,7 @@ def test_R30_R31_observation_is_independent_of_unknown_cards(kw: dict) -> None:
     other_changed = state_changed = converse_checked = hidden_unknown_seen = 0
     trials = 15
     for trial in range(trials):
-        seed = 7919 * trial + 31 * n + (1 if kw["show_stock_bottom"] else 0)
+        seed = 7919 * trial + 31 * n + (1 if settings.show_stock_bottom else 0)
         rng = random.Random(seed)
         # The original game, through the env, stopped at a random moment of the hand.
         ea = pisti_env.env(reward="diff", **kw)
@@ -181,11 +138,107 @@ def test_R30_R31_observation_is_independent_of_unknown_cards(kw: dict) -> None:
     assert hidden_unknown_seen > 0
 
 
+def random_run_with_claims(kw: dict, seed: int):
+    """A random single hand through the env, stopped at a random moment; returns the env, the
+    actions as (seat, action), the face-down plays, rewards and observations at every step."""
+    rng = random.Random(seed)
+    e = pisti_env.env(reward="diff", **kw)
+    e.reset(seed=seed)
+    game = e.unwrapped.game
+    stop = rng.randrange(10, 70)
+    actions, face_down, rewards = [], [], []
+    obs = [{a: e.observe(a)["observation"].tobytes() for a in e.possible_agents}]
+    while len(actions) < stop:
+        left = game.in_hands + game.stock_size
+        if left == 0 or (left == 1 and game.claimant < 0):
+            break  # the hand's end makes every point public (R30): stop just before it
+        seat = game.turn
+        legal = legal_from_mask(e.observe(e.agent_selection))
+        # Prefer claims so that face-down cards are common.
+        downs = [a for a in legal if FACE_DOWN <= a < BELIEVE]
+        action = rng.choice(downs) if downs and rng.random() < 0.6 else rng.choice(legal)
+        if FACE_DOWN <= action < BELIEVE:
+            face_down.append((seat, action - FACE_DOWN))
+        actions.append((seat, action))
+        e.step(action)
+        rewards.append(dict(e.rewards))
+        obs.append({a: e.observe(a)["observation"].tobytes() for a in e.possible_agents})
+    return e, actions, face_down, rewards, obs
+
+
+def check_with_face_down(kw: dict) -> None:
+    """With bluffs (R29): deal what a seat cannot know differently (permuting it among its deck
+    positions, the face-down cards of other seats included), replay the same actions: the
+    seat's observation at every step, its mask and its rewards are unchanged. Swapping a card
+    of its own hand with an unknown one does show."""
+    settings = make_settings(**kw)
+    n = settings.num_players
+    enc = ObservationEncoder(settings)
+    face_down_unknown = partner_face_down = moved = converse = 0
+    for trial in range(8):
+        seed = 1000 * trial + 17 * n + settings.show_stock_bottom
+        rng = random.Random(seed)
+        ea, actions, face_down, rewards_a, obs_a = random_run_with_claims(kw, seed)
+        g = ea.unwrapped.game
+        ids = list(g.deck)  # one deck: physical index = card id
+        for seat in range(n):
+            unknown = g.unknown_cards(seat)
+            assert set(unknown) == rules_unknown(g, seat, face_down), f"seat {seat}: unknown_cards disagrees with R8/R28/R29/R31"
+            assert all(g.played_by[p] == NOBODY for p in unknown)
+            hidden_down = [p for p in unknown if g.where[p] in range(LOC_PILE_DOWN, LOC_CAPT_DOWN + 6)]
+            face_down_unknown += bool(hidden_down)
+            if settings.partnerships:
+                partner = (seat + 2) % 4
+                partner_face_down += any(g.where[p] in (LOC_PILE_DOWN + partner, LOC_CAPT_DOWN + partner) for p in unknown)
+            positions = sorted(ids.index(p) for p in unknown)
+            perm = [ids[i] for i in positions]
+            rng.shuffle(perm)
+            new_ids = list(ids)
+            mapping = {}
+            for i, c in zip(positions, perm):
+                new_ids[i] = c
+                mapping[ids[i]] = c
+            moved += any(mapping[p] != p for p in hidden_down)
+            eb, rewards_b, obs_b = replay_env(kw, new_ids, g.dealer, actions, mapping)
+            agent = f"player_{seat}"
+            assert [o[agent] for o in obs_b] == [o[agent] for o in obs_a], f"seat {seat}: the observation leaks"
+            assert rewards_b == rewards_a, f"seat {seat}: the rewards depend on unseen cards"
+            g2 = eb.unwrapped.game
+            assert enc.encode(g2, seat).tobytes() == enc.encode(g, seat).tobytes()
+            assert eb.observe(agent)["action_mask"].tobytes() == ea.observe(agent)["action_mask"].tobytes()
+            # Converse: one card of the seat's own hand swapped with an unknown one shows.
+            hand = g.hands[seat]
+            candidates = [u for u in unknown if rank(u) != rank(hand[0])] if hand else []
+            if candidates:
+                h, u = hand[0], rng.choice(candidates)
+                swapped = list(ids)
+                swapped[ids.index(h)], swapped[ids.index(u)] = u, h
+                try:
+                    ec, _, _ = replay_env(kw, swapped, g.dealer, actions, {h: u, u: h})
+                except ValueError:
+                    continue  # the swap made an earlier play illegal (e.g. an R7 deal Jack): skip
+                assert enc.encode(ec.unwrapped.game, seat).tobytes() != enc.encode(g, seat).tobytes()
+                converse += 1
+    assert face_down_unknown > 0 and moved > 0, "no unseen face-down card was ever dealt again: vacuous"
+    if settings.partnerships:
+        assert partner_face_down > 0, "never met a partner's face-down card"
+    assert converse > 0
+
+
+def test_R29_R30_R31_observation_is_independent_of_unknown_cards(settings_case) -> None:
+    """Over the default settings matrix (``conftest.settings_case``: every table, with and
+    without the shown stock bottom and bluffs): deal what a seat cannot know differently,
+    replay the same plays: nothing the seat sees changes (observation, mask, rewards); a
+    change it can see shows."""
+    if settings_case.bluff:
+        check_with_face_down(settings_case.kwargs)
+    else:
+        check_plain(settings_case.kwargs)
+
+
 def test_R8_hidden_table_cards_known_to_capturing_side_only() -> None:
     """A crafted deal: the first capture takes the 3 never-turned table cards; the capturing
     side then knows them (the partner too), the other side does not (R8, R30, R31)."""
-    from helpers import deck_with_prefix
-
     # Table: 3C 4C 5C face down, 6C face up. 4 players, dealer 3, so seat 0 plays first.
     # Seat 0 gets 6D (captures the 4-card pile, R15: no pişti), seats 1-3 get the next cards.
     deck = deck_with_prefix(["3C", "4C", "5C", "6C", "6D", "7D", "8D", "9D"])

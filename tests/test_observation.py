@@ -1,4 +1,5 @@
-"""The observation layout and encoder (R30): what each block holds, bounds, docs in sync."""
+"""The observation layout and encoder (R30): what each block holds, bounds, docs in sync; with
+bluffs (R29) the claim, the face-down cards and the bluff counters."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import numpy as np
 import pytest
 
 from pisti_env import Game, ObservationEncoder, ObservationLayout, make_settings
-from pisti_env.game import LOC_CAPT_HIDDEN, LOC_CAPT_SHOWN, LOC_PILE_JACK, LOC_PILE_UP, PLAYED_BY
+from pisti_env.game import BELIEVE, CHALLENGE, LOC_CAPT_HIDDEN, LOC_CAPT_SHOWN, LOC_PILE_JACK, LOC_PILE_UP, PLAYED_BY
+
+from helpers import C, F, O, bluff_game, cases, down, to_claim
 
 CONFIGS = [
     dict(num_players=2),
@@ -141,3 +144,90 @@ def test_two_decks_count_both_copies():
         for p in g.hands[seat]:
             held[p % 52] += 1
         np.testing.assert_array_equal(obs[enc.layout["hand"]], held)
+
+
+# --------------------------------------------------------------------------- R29: bluffs
+# The layout sizes with bluff=True (for the README section); bluff=False keeps 556/670/666/784.
+@pytest.mark.parametrize("kw, size, plain", [
+    (dict(num_players=2), 620, 556), (dict(num_players=3), 740, 670),
+    (dict(num_players=4), 732, 666), (dict(num_players=4, partnerships=False), 860, 784),
+])
+def test_R29_observation_sizes(kw, size, plain):
+    layout = ObservationLayout(make_settings(bluff=True, **kw))
+    assert layout.size == size and layout.num_card_features == ObservationLayout(make_settings(**kw)).num_card_features + 1
+    assert ObservationLayout(make_settings(**kw)).size == plain
+    assert [f.name for f in layout.fields[-6:]] == [
+        "claimant", "bluff_points", "bluff_claims", "bluff_believed", "bluff_challenged_true", "bluff_challenged_false"]
+    assert "claimant" not in ObservationLayout(make_settings(**kw)).by_name
+    pos = 0
+    for f in layout.fields:
+        assert f.start == pos
+        pos = f.stop
+    assert pos == layout.size == layout.high.shape[0]
+
+
+def test_R29_R30_observation_of_a_claim_and_its_outcomes():
+    enc = ObservationEncoder(make_settings(bluff=True, target=None))
+    lay = enc.layout
+    g = to_claim("7D 9C 9D 4H")
+    g.step(down("9D"))
+    for seat in (F, O):
+        obs = enc.encode(g, seat)
+        claimant = obs[lay["claimant"]]
+        assert claimant.tolist() == ([1.0, 0.0] if seat == F else [0.0, 1.0])  # seat-relative
+        assert obs[lay.card_feature(C("9C"), "pile_top")] == 1
+    mine, theirs = enc.encode(g, F), enc.encode(g, O)
+    assert mine[lay.card_feature(C("9D"), "face_down_self")] == 1 and mine[lay.card_feature(C("9D"), "unseen")] == 0
+    assert theirs[lay.card_feature(C("9D"), "unseen")] == 1 and theirs[lay.card_feature(C("9D"), "face_down_self")] == 0
+    believed = g.clone()
+    believed.step(BELIEVE)
+    mine, theirs = enc.encode(believed, F), enc.encode(believed, O)
+    assert mine[lay.card_feature(C("9D"), "captured_side_0")] == 1
+    assert theirs[lay.card_feature(C("9D"), "unseen")] == 1
+    assert theirs[lay.card_feature(C("9D"), "captured_side_1")] == 0
+    assert theirs[lay.card_feature(C("9C"), "captured_side_1")] == 1  # the lone card was public
+    assert not theirs[lay["claimant"]].any()
+    assert theirs[lay["bluff_points"]].tolist() == pytest.approx([0.0, 0.1]) and theirs[lay["bluff_believed"]].tolist() == pytest.approx([0.0, 0.2])
+    g.step(CHALLENGE)  # a true claim, shown
+    theirs = enc.encode(g, O)
+    assert theirs[lay.card_feature(C("9D"), "captured_side_1")] == 1
+    assert theirs[lay.card_feature(C("9D"), "played_by_seat_1")] == 1
+    assert theirs[lay["bluff_challenged_true"]].tolist() == pytest.approx([0.0, 0.2])
+    assert theirs[lay["bluff_points"]].tolist() == pytest.approx([0.0, 0.2])
+    g = to_claim("7D 9C 3C 4H")
+    g.step(down("3C"))
+    g.step(CHALLENGE)  # a bluff, shown face up on the pile
+    theirs = enc.encode(g, O)
+    assert theirs[lay.card_feature(C("3C"), "pile_face_up")] == 1 and theirs[lay.card_feature(C("3C"), "pile_top")] == 1
+    assert theirs[lay["bluff_points"]].tolist() == pytest.approx([0.2, 0.0])
+
+
+def test_R29_R30_partner_does_not_see_a_believed_card():
+    g = bluff_game("7D 9C 9D", num_players=4)
+    for card in ("7D", "9C"):
+        g.step(C(card))
+    g.step(down("9D"))
+    g.step(BELIEVE)
+    enc = ObservationEncoder(g.settings)
+    lay = enc.layout
+    assert enc.encode(g, 3)[lay.card_feature(C("9D"), "captured_side_0")] == 1
+    for seat in (0, 1, 2):
+        assert enc.encode(g, seat)[lay.card_feature(C("9D"), "unseen")] == 1
+
+
+@pytest.mark.parametrize("settings_case", cases("2p 51 jack-double bluff", "4p-partners 51 bluff", "6p-2decks 51 bluff"))
+def test_R29_observations_stay_in_bounds_in_random_play(settings_case):
+    settings = settings_case.settings
+    enc = ObservationEncoder(settings)
+    rng = random.Random(3)
+    g = Game(settings, seed=3)
+    while not g.done:
+        for seat in range(settings.num_players):
+            obs = enc.encode(g, seat)
+            assert (obs >= 0).all() and (obs <= enc.layout.high).all()
+            cards = enc.layout.card_block(obs)
+            # Every card is somewhere for every seat: its location features add up to its copies.
+            assert (cards[:, [i for i, name in enumerate(enc.layout.card_features)
+                              if not name.startswith("played_by") and name != "pile_top"]].sum(1)
+                    == settings.decks).all()
+        g.step(rng.choice(g.legal_actions()))

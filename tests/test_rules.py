@@ -24,6 +24,9 @@ from pisti_env.cards import card_to_text
 
 from helpers import (  # tests/helpers.py; pytest puts tests/ on sys.path
     ALL_CODES,
+    F,
+    O,
+    TABLE,
     codes,
     deck_from_plays,
     deck_with_prefix,
@@ -35,8 +38,6 @@ from helpers import (  # tests/helpers.py; pytest puts tests/ on sys.path
 )
 
 C = parse_card
-F, O = 1, 0  # 2 players, dealer 0: seat 1 plays first (R5)
-TABLE = codes("2H 5S KD 7C")  # three face-down cards under a face-up 7♣ (R6)
 JACKS = [C(c) for c in ("JC", "JD", "JH", "JS")]
 
 

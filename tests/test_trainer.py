@@ -270,6 +270,7 @@ def test_resume_can_extend_the_budget(tmp_path):
         run(config, resume=True, progress=False, resume_steps=16 * 8)
 
 
+@pytest.mark.slow
 def test_a_short_training_run_measurably_beats_random(tmp_path):
     """About fifteen seconds of self-play PPO: the greedy policy's duplicate-deal margin over
     ``random`` goes from about 0 to clearly positive (seeded, so the figures are repeatable)."""
@@ -299,6 +300,7 @@ def test_a_short_training_run_measurably_beats_random(tmp_path):
     assert after - 3 * stderr > before + 2.0, (before, after, stderr)
 
 
+@pytest.mark.slow
 def test_pisti_train_cli_writes_logs_checkpoints_and_a_policy_pisti_eval_can_play(tmp_path):
     """End to end: a tiny ``pisti-train`` run (with a periodic evaluation), then ``pisti-eval``
     on the written policy with two worker processes (a forked worker deadlocked once torch
