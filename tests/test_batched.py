@@ -21,7 +21,8 @@ import torch
 import pisti_env
 from pisti_env.batched import BatchedPisti, BatchState, BatchStep
 from pisti_env.cards import JACK
-from pisti_env.game import BELIEVE, CHALLENGE, FACE_DOWN, LOC_CAPT_DOWN, LOC_HAND, LOC_PILE_DOWN, LOC_PILE_DOWN_SHOWN
+from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env import locations
 
 SETTINGS = [
     pytest.param(dict(num_players=2, target=None), 400, id="2p-hand"),
@@ -155,7 +156,7 @@ def action_kind(action: int) -> str:
 
 def count_what_is_played(state: BatchState, actions: list[int], seen: Counter) -> None:
     seen.update(action_kind(a) for a in actions)
-    seen["stock bottom face down"] += int((state.where == LOC_PILE_DOWN_SHOWN).sum())
+    seen["stock bottom face down"] += int((state.where == locations.PILE_DOWN_SHOWN).sum())
     for b, a in enumerate(actions):
         if action_kind(a) == "face down":
             seen["claim on a lone Jack"] += int(state.top[b]) % 13 == JACK
@@ -446,7 +447,7 @@ def test_R29_illegal_bluff_actions_raise_and_change_nothing():
     assert torch.nonzero(out.action_mask[0]).squeeze(1).tolist() == [BELIEVE, CHALLENGE]
     before = engine.state
     seat = int(engine.state.turn[0])
-    in_hand = (engine.state.where[0] == LOC_HAND + seat).nonzero().squeeze(1).tolist()
+    in_hand = (engine.state.where[0] == locations.HAND + seat).nonzero().squeeze(1).tolist()
     held = in_hand[0] if in_hand else 0  # a card it holds (none left after a claim on the last card)
     actions = random_legal(out.action_mask, [random.Random(i) for i in range(3)])
     for bad in (held, FACE_DOWN + held):
@@ -479,10 +480,10 @@ def test_R29_hidden_information_covers_what_the_seat_cannot_see_face_down_cards_
             unseen = engine.observe(state, seats)[:, unseen_feature]
             assert torch.equal(hidden.sum(2), unseen), seat
             where = state.where
-            face_down = ((where >= LOC_PILE_DOWN) & (where < LOC_PILE_DOWN + 6)) | (
-                (where >= LOC_CAPT_DOWN) & (where < LOC_CAPT_DOWN + 6)
+            face_down = ((where >= locations.PILE_DOWN) & (where < locations.PILE_DOWN + 6)) | (
+                (where >= locations.CAPT_DOWN) & (where < locations.CAPT_DOWN + 6)
             )
-            own = (where == LOC_PILE_DOWN + seat) | (where == LOC_CAPT_DOWN + seat)
+            own = (where == locations.PILE_DOWN + seat) | (where == locations.CAPT_DOWN + seat)
             others_face_down = (face_down & ~own).float()
             assert torch.equal(hidden[:, :, n + 1], others_face_down), seat
             face_down_hidden += int(others_face_down.sum())

@@ -16,19 +16,8 @@ import pytest
 
 import pisti_env
 from pisti_env import Game, ObservationEncoder, make_settings, new_game, parse_card
-from pisti_env.game import (
-    BELIEVE,
-    CHALLENGE,
-    FACE_DOWN,
-    LOC_CAPT_DOWN,
-    LOC_CAPT_SHOWN,
-    LOC_PILE_DOWN,
-    LOC_PILE_DOWN_SHOWN,
-    LOC_PILE_UP,
-    NOBODY,
-    PLAYED_BY,
-    action_to_text,
-)
+from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN, action_to_text
+from pisti_env import locations
 
 from helpers import F, O, bluff_game, codes, deck_with_suffix, down, play, snapshot, to_claim
 
@@ -73,7 +62,7 @@ def test_R29_claim_moves_the_turn_to_the_seat_that_played_the_lone_card():
     g.step(down("9D"))
     assert g.turn == O and g.pending_claim == (F, C("9C"))
     assert g.legal_actions() == [BELIEVE, CHALLENGE]
-    assert g.where[C("9D")] == LOC_PILE_DOWN + F and g.played_by[C("9D")] == NOBODY
+    assert g.where[C("9D")] == locations.PILE_DOWN + F and g.played_by[C("9D")] == locations.NOBODY
     assert g.pile == [C("9C")] and C("9D") not in g.hands[F]
     assert g.history == [(F, C("7D")), (O, C("9C"))]  # the face-down card is not shown
 
@@ -91,8 +80,8 @@ def test_R29_believe_scores_10_takes_both_cards_and_never_shows_the_card(card):
     assert g.card_points[F] == (1 if card == "AC" else 0)  # the true card points, hidden from the public count
     assert g.last_capturer == F  # R19: a capture
     assert g.pile == [] and g.pending_claim is None
-    assert g.where[C(card)] == LOC_CAPT_DOWN + F and g.where[C("9C")] == LOC_CAPT_SHOWN + F
-    assert g.played_by[C(card)] == NOBODY
+    assert g.where[C(card)] == locations.CAPT_DOWN + F and g.where[C("9C")] == locations.CAPT_SHOWN + F
+    assert g.played_by[C(card)] == locations.NOBODY
     assert (F, C(card)) not in g.history
     assert g.claims == [(F, O, C("9C"), BELIEVE, -1)]
     assert g.bluff_believed == [0, 1] and g.bluff_claims == [0, 1]
@@ -109,7 +98,7 @@ def test_R29_challenged_true_claim_scores_20_and_takes_both_cards():
     assert g.bluff_points == [0, 20] and g.public_points[F] == 20
     assert g.pisti_count == [0, 1] and g.bluff_challenged_true == [0, 1]
     assert g.captured_count == [0, 7] and g.last_capturer == F and g.pile == []
-    assert g.where[C("9D")] == LOC_CAPT_SHOWN + F and g.played_by[C("9D")] == PLAYED_BY + F
+    assert g.where[C("9D")] == locations.CAPT_SHOWN + F and g.played_by[C("9D")] == locations.PLAYED_BY + F
     assert g.history[-1] == (F, C("9D"))  # shown
     assert C("9D") not in g.unknown_cards(O)
     assert g.claims == [(F, O, C("9C"), CHALLENGE, C("9D"))]
@@ -123,7 +112,7 @@ def test_R29_challenged_bluff_scores_20_for_the_challenger_and_both_cards_stay()
     assert g.bluff_points == [20, 0] and g.public_points[O] == 20
     assert g.bluff_challenged_false == [0, 1] and g.pisti_count == [0, 0]
     assert g.pile == [C("9C"), C("3C")] and g.pile_top == C("3C")  # the bluff face up on top
-    assert g.where[C("3C")] == LOC_PILE_UP and g.played_by[C("3C")] == PLAYED_BY + F
+    assert g.where[C("3C")] == locations.PILE_UP and g.played_by[C("3C")] == locations.PLAYED_BY + F
     assert g.captured_count == [0, 5]  # nobody captures
     assert g.last_capturer == F  # still the 7♦ capture
     assert g.turn == O
@@ -298,7 +287,7 @@ def test_R28_R29_the_shown_stock_bottom_card_stays_known_face_down():
                 seat, other = g.turn, 1 - g.turn
                 points = g.public_points[seat]
                 g.step(FACE_DOWN + sb)
-                assert g.where[sb] == LOC_PILE_DOWN_SHOWN
+                assert g.where[sb] == locations.PILE_DOWN_SHOWN
                 assert sb not in g.unknown_cards(other)
                 enc = ObservationEncoder(settings)
                 obs = enc.encode(g, other)
@@ -306,7 +295,7 @@ def test_R28_R29_the_shown_stock_bottom_card_stays_known_face_down():
                 assert obs[enc.layout.card_feature(sb, "unseen")] == 0
                 lone = g.pile[0]
                 g.step(BELIEVE)
-                assert g.where[sb] == LOC_CAPT_SHOWN + seat
+                assert g.where[sb] == locations.CAPT_SHOWN + seat
                 assert g.public_points[seat] == points + 10 + pisti_env.scoring.POINTS[sb] + pisti_env.scoring.POINTS[lone]
                 assert g.claims[-1][4] == sb
                 return

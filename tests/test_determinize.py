@@ -21,7 +21,7 @@ from pisti_env import Game, ObservationEncoder, make_settings
 from pisti_env.agents import SeatView
 from pisti_env.agents.bluffing import claim_true_probability
 from pisti_env.agents.greedy import provably_bluff
-from pisti_env.game import LOC_CAPT_HIDDEN, LOC_HAND, LOC_PILE_DOWN, LOC_STOCK
+from pisti_env import locations
 
 from helpers import (
     C,
@@ -144,7 +144,7 @@ def test_R29_R30_R31_determinize_keeps_what_the_seat_knows(settings_case) -> Non
             # R29: the claim record and a pending claim are kept; its unseen card is dealt again.
             assert d.claimant == g.claimant and d.claims == g.claims and d.bluff_points == g.bluff_points
             if g.claimant >= 0 and g.claim_card in u:
-                assert d.claim_card in u and d.where[d.claim_card] == LOC_PILE_DOWN + g.claimant
+                assert d.claim_card in u and d.where[d.claim_card] == locations.PILE_DOWN + g.claimant
                 redealt += d.claim_card != g.claim_card
             assert Counter(d.where[p] for p in u) == Counter(g.where[p] for p in u)
             # The copy is a consistent game...
@@ -198,7 +198,7 @@ def _find_rich_moment() -> tuple[Game, int]:
         for _ in range(12):
             g.step(rng.choice(g.legal_actions()))
             locs = {g.where[p] for p in g.unknown_cards(0)}
-            if {LOC_HAND + 1, LOC_HAND + 2, LOC_STOCK} <= locs and locs & {LOC_CAPT_HIDDEN + 1, LOC_CAPT_HIDDEN + 2}:
+            if {locations.HAND + 1, locations.HAND + 2, locations.STOCK} <= locs and locs & {locations.CAPT_HIDDEN + 1, locations.CAPT_HIDDEN + 2}:
                 return g, 0
     raise AssertionError("no suitable moment found")
 

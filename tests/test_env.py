@@ -21,7 +21,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import pisti_env
 from pisti_env import Game, ObservationLayout, card_to_text, make_settings, parse_card
-from pisti_env.game import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
 
 from helpers import (
     C,

@@ -20,7 +20,7 @@ import pytest
 
 import pisti_env
 from pisti_env import Game, make_settings
-from pisti_env.game import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
 from pisti_env.scoring import POINTS
 
 from helpers import (

@@ -21,7 +21,8 @@ import numpy as np
 
 import pisti_env
 from pisti_env import Game, ObservationEncoder, make_settings
-from pisti_env.game import BELIEVE, FACE_DOWN, LOC_CAPT_DOWN, LOC_PILE_DOWN, NOBODY
+from pisti_env.actions import BELIEVE, FACE_DOWN
+from pisti_env import locations
 
 from helpers import deck_with_prefix, legal_from_mask, rank, rules_unknown
 
@@ -87,7 +88,7 @@ def check_plain(kw: dict) -> None:
             unknown = g.unknown_cards(seat)
             assert len(unknown) == len(set(unknown))
             assert set(unknown) == rules_unknown(g, seat), f"seat {seat}: unknown_cards disagrees with R8/R28/R31"
-            assert all(g.played_by[p] == NOBODY for p in unknown), "a played card cannot be unknown"
+            assert all(g.played_by[p] == locations.NOBODY for p in unknown), "a played card cannot be unknown"
             hidden_unknown_seen += any(p in g.deck[:4] for p in unknown)
 
             # Deal the unknown cards differently: permute them among their deck positions.
@@ -184,12 +185,12 @@ def check_with_face_down(kw: dict) -> None:
         for seat in range(n):
             unknown = g.unknown_cards(seat)
             assert set(unknown) == rules_unknown(g, seat, face_down), f"seat {seat}: unknown_cards disagrees with R8/R28/R29/R31"
-            assert all(g.played_by[p] == NOBODY for p in unknown)
-            hidden_down = [p for p in unknown if g.where[p] in range(LOC_PILE_DOWN, LOC_CAPT_DOWN + 6)]
+            assert all(g.played_by[p] == locations.NOBODY for p in unknown)
+            hidden_down = [p for p in unknown if g.where[p] in range(locations.PILE_DOWN, locations.CAPT_DOWN + 6)]
             face_down_unknown += bool(hidden_down)
             if settings.partnerships:
                 partner = (seat + 2) % 4
-                partner_face_down += any(g.where[p] in (LOC_PILE_DOWN + partner, LOC_CAPT_DOWN + partner) for p in unknown)
+                partner_face_down += any(g.where[p] in (locations.PILE_DOWN + partner, locations.CAPT_DOWN + partner) for p in unknown)
             positions = sorted(ids.index(p) for p in unknown)
             perm = [ids[i] for i in positions]
             rng.shuffle(perm)

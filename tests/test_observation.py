@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from pisti_env import Game, ObservationEncoder, ObservationLayout, make_settings
-from pisti_env.game import BELIEVE, CHALLENGE, LOC_CAPT_HIDDEN, LOC_CAPT_SHOWN, LOC_PILE_JACK, LOC_PILE_UP, PLAYED_BY
+from pisti_env.actions import BELIEVE, CHALLENGE
+from pisti_env import locations
 
 from helpers import C, F, O, bluff_game, cases, down, to_claim
 
@@ -78,20 +79,20 @@ def test_planes_match_the_game_state_and_stay_in_bounds(kw):
         side = g.side_of[seat]
         where = g.where
         np.testing.assert_array_equal(plane(obs, layout, "hand"), ids_count(g.hands[seat]))
-        up = [c for c in g.pile if where[c] == LOC_PILE_UP]
+        up = [c for c in g.pile if where[c] == locations.PILE_UP]
         np.testing.assert_array_equal(plane(obs, layout, "pile_face_up"), ids_count(up))
         np.testing.assert_array_equal(plane(obs, layout, "pile_top"), ids_count(g.pile[-1:]))
-        jacks = [c for c in g.pile if where[c] == LOC_PILE_JACK]
+        jacks = [c for c in g.pile if where[c] == locations.PILE_JACK]
         np.testing.assert_array_equal(plane(obs, layout, "pile_public_jack"), ids_count(jacks))
         for k in range(sides):
             s = (side + k) % sides
-            known = [p for p, loc in enumerate(where) if loc == LOC_CAPT_SHOWN + s]
+            known = [p for p, loc in enumerate(where) if loc == locations.CAPT_SHOWN + s]
             if k == 0:
-                known += [p for p, loc in enumerate(where) if loc == LOC_CAPT_HIDDEN + s]
+                known += [p for p, loc in enumerate(where) if loc == locations.CAPT_HIDDEN + s]
             np.testing.assert_array_equal(plane(obs, layout, f"captured_side_{k}"), ids_count(known))
         for k in range(n):
             s = (seat + k) % n
-            played = [p for p, code in enumerate(g.played_by) if code == PLAYED_BY + s]
+            played = [p for p, code in enumerate(g.played_by) if code == locations.PLAYED_BY + s]
             np.testing.assert_array_equal(plane(obs, layout, f"played_by_seat_{k}"), ids_count(played))
         np.testing.assert_array_equal(plane(obs, layout, "unseen"), ids_count(g.unknown_cards(seat)))
         # Every physical card is counted in exactly one location plane (cards another side

@@ -110,7 +110,7 @@ def test_batched_greedy_bluffs_and_answers_like_the_scripted_one(num_players):
     """R29: batched greedy never plays face down and challenges exactly the claims the
     scripted greedy can prove false (no card of the lone card's rank left unseen)."""
     from pisti_env.agents import make_agent
-    from pisti_env.game import BELIEVE, FACE_DOWN
+    from pisti_env.actions import BELIEVE, FACE_DOWN
 
     settings = pisti_env.make_settings(num_players=num_players, target=None, bluff=True)
     greedy = BatchedGreedy(settings)
