@@ -66,7 +66,8 @@ class TrainConfig:
         self_play_share: share of games where every seat is the current policy.
         snapshot_every: updates between frozen snapshots of the policy added to the pool.
         pool_size: the most snapshots kept (the oldest leaves first).
-        baselines: scripted opponents in batched form that the pool always holds.
+        baselines: the opponents the pool always holds: registry specs of players with a
+            batched form (``random``, ``greedy``, or a checkpoint path).
         pool_temperature: a game's opponent is drawn with probability ∝
             ``exp(-learner_margin / pool_temperature)`` where ``learner_margin`` is the
             learner's recent mean score difference per episode against it (points), so the

@@ -31,11 +31,13 @@ class Opponent:
     player: BatchedPlayer
     margin: float = 0.0  # the learner's recent mean score difference per episode against it
     games: int = 0
+    snapshot: bool = False  # a frozen copy of the learner (saved with training checkpoints)
 
     @property
     def network(self) -> PolicyNetwork | None:
-        """A snapshot's frozen weights; ``None`` for a baseline."""
-        return self.player.network if isinstance(self.player, CheckpointPlayer) else None
+        """A snapshot's frozen weights; ``None`` for a baseline (even a checkpoint: it is
+        rebuilt from its spec on resume)."""
+        return self.player.network if self.snapshot else None
 
     def record(self, learner_margin: float, decay: float) -> None:
         """Fold one episode's margin into the running record (the plain mean over the first
@@ -96,7 +98,7 @@ class OpponentPool:
         return CheckpointPlayer(self.frozen_copy(network), {"name": name}, deterministic=False)
 
     def add_snapshot(self, network: PolicyNetwork, name: str) -> None:
-        self.entries.append(Opponent(name, self.snapshot_player(network, name)))
+        self.entries.append(Opponent(name, self.snapshot_player(network, name), snapshot=True))
         snapshots = [i for i, e in enumerate(self.entries) if e.network is not None]
         if len(snapshots) > self.size:
             del self.entries[snapshots[0]]

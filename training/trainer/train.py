@@ -25,7 +25,7 @@ from pisti_env.batched import BatchedPisti, BatchState
 
 from .checkpoint import MODEL_FILE, TRAINER_FILE, CheckpointError, load_tensors, read_metadata, save_checkpoint
 from .config import TrainConfig
-from .network import ActorCritic, PolicyNetwork, autocast, entropy, log_probs, resolve_precision
+from .network import ActorCritic, autocast, entropy, log_probs, resolve_precision
 from .policy import CheckpointPlayer
 from .pool import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, ppo_losses
@@ -240,7 +240,7 @@ class Trainer:
                 player.network.requires_grad_(False)
             else:
                 player = trainer.pool.baseline(entry["name"])
-            trainer.pool.entries.append(Opponent(entry["name"], player, entry["margin"], entry["games"]))
+            trainer.pool.entries.append(Opponent(entry["name"], player, entry["margin"], entry["games"], entry["snapshot"]))
         trainer.step = int(metadata["step"])
         trainer.update = int(metadata["update"])
         return trainer
