@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
 import pytest
 
 import pisti_env
