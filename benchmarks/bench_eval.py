@@ -1,6 +1,6 @@
 """Seconds for an evaluation against ``greedy`` on duplicate deals (2 players, single hands).
 
-For each scripted baseline, the whole ``training.evaluate.evaluate`` call (play, paired
+For each scripted baseline, the whole ``training.harness.evaluate.evaluate`` call (play, paired
 statistics, the rating bootstrap) over ``--deals`` duplicate deals, i.e. twice as many hands;
 target: 10,000 deals in at most 60 s on two cores. ``pimc`` is far slower: it is timed on
 ``--pimc-deals`` deals and the figure scaled to ``--deals``.
@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from training.duplicate import default_workers
-from training.evaluate import evaluate
+from training.harness.duplicate import default_workers
+from training.harness.evaluate import evaluate
 
 
 def timed(player: str, deals: int, workers: int) -> tuple[float, dict]:

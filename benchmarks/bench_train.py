@@ -1,6 +1,6 @@
 """End-to-end throughput of self-play PPO training (collection + updates), with the split.
 
-Runs the trainer (``training.train.Trainer``) on its default config (or the flags given), with
+Runs the trainer (``training.trainer.train.Trainer``) on its default config (or the flags given), with
 its opponent pool full of snapshots as in most of a run, for ``--updates`` updates after one
 warm-up update and prints environment steps per second end to end and where the time went:
 the batched engine, inference while collecting (the learner's networks and the pool's
@@ -21,8 +21,9 @@ import time
 import torch
 from torch import nn
 
-from training.config import TrainConfig
-from training.train import Trainer
+from pisti_env.rules import Settings
+from training.trainer.config import TrainConfig
+from training.trainer.train import Trainer
 
 
 def reference_mlp_samples_per_second(seconds: float = 3.0, batch: int = 4096, size: int = 556) -> float:
@@ -45,7 +46,7 @@ def main() -> None:
     defaults = TrainConfig()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--updates", type=int, default=10)
-    p.add_argument("--players", type=int, default=defaults.num_players)
+    p.add_argument("--players", type=int, default=defaults.settings.num_players)
     p.add_argument("--envs", type=int, default=defaults.num_envs)
     p.add_argument("--rollout", type=int, default=defaults.rollout_steps)
     p.add_argument("--precision", default=defaults.precision)
@@ -55,7 +56,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as out:
         config = TrainConfig(
-            num_players=args.players, num_envs=args.envs, rollout_steps=args.rollout, precision=args.precision,
+            settings=Settings(num_players=args.players), num_envs=args.envs, rollout_steps=args.rollout, precision=args.precision,
             device=args.device, torch_threads=args.threads, eval_every=0, checkpoint_every=0, out_dir=out,
             total_steps=(args.updates + 1) * args.envs * args.rollout,
         )
@@ -77,7 +78,7 @@ def main() -> None:
         wall = time.perf_counter() - start
     reference = reference_mlp_samples_per_second()
     c = trainer.config
-    print(f"trainer: {c.num_players} players, {c.num_envs} games x {c.rollout_steps} steps per update, "
+    print(f"trainer: {c.settings.num_players} players, {c.num_envs} games x {c.rollout_steps} steps per update, "
           f"{c.update_epochs} epochs x {c.num_minibatches} minibatches, precision {c.precision}, "
           f"{torch.get_num_threads()} threads")
     print(f"end to end: {steps / wall:,.0f} environment steps/s over {args.updates} updates ({wall:.1f} s)")

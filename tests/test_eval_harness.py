@@ -1,4 +1,4 @@
-"""The evaluation harness (training.duplicate, training.evaluate, training.players):
+"""The evaluation harness (training.harness.duplicate, training.harness.evaluate, the registry):
 
 * duplicate deals really mirror the seats: the same deal (deck, dealer) is played once per
   rotation and the cards a seat receives stay with the seat, not with the player;
@@ -13,15 +13,14 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
 import pytest
 
 import pisti_env
 from pisti_env import Game, make_settings
-from pisti_env.agents import SeatView, make_agent
-from training.duplicate import DEAL, MATCH, Table, make_seatings, play_seatings, run_games, stream_seed
-from training.evaluate import evaluate, main, unique_names
-from training.players import PolicyPlayer, load_player
+from pisti_env.agents import SeatView, make_agent, make_player
+from training.harness.duplicate import DEAL, MATCH, Table, make_seatings, play_seatings, run_games, stream_seed
+from training.harness.evaluate import evaluate, main, unique_names
+from training.trainer.checkpoint import CheckpointError
 
 
 class SpyPlayer:
@@ -127,47 +126,30 @@ def test_round_robin_over_pairs_with_partnerships():
 
 
 def test_policy_interface_and_checkpoints(tmp_path):
-    class FirstLegal:
-        def act(self, observation):
-            return int(observation["action_mask"].argmax())
-
-    player = PolicyPlayer(FirstLegal(), name="first")
-    game = Game(make_settings(num_players=2, target=None), seed=0)
-    view = SeatView(game, game.turn)
-    assert player.act(view) == view.legal_actions[0]
-
-    class Cheater:
-        def act(self, observation):
-            return int(observation["action_mask"].argmin())
-
-    with pytest.raises(ValueError, match="illegal action"):
-        PolicyPlayer(Cheater(), name="cheater").act(view)
     with pytest.raises(ValueError, match="unknown player"):
-        load_player(str(tmp_path / "missing.pt"))
+        make_player(str(tmp_path / "missing.pt"))
 
 
 def test_checkpoint_paths_go_through_the_trainers_loader(tmp_path, monkeypatch):
-    import training
-    import training.players as players
+    import training.trainer.policy as policy
 
     path = tmp_path / "ckpt"
     path.mkdir()
-    monkeypatch.delattr(training, "load_policy", raising=False)
-    monkeypatch.setattr(players, "CHECKPOINT_MODULES", ("training.no_such_loader",))
-    with pytest.raises(RuntimeError, match=r"checkpoint loading needs the trainer \(training.load_policy\)"):
-        load_player(str(path))
+    with pytest.raises(CheckpointError, match="is not a checkpoint"):
+        make_player(str(path))
 
     class LastLegal:
+        name = "last"
         seeds: list = []
 
-        def act(self, observation):
-            return int(np.flatnonzero(observation["action_mask"])[-1])
+        def act(self, view):
+            return view.legal_actions[-1]
 
         def reset(self, seed=None):
             self.seeds.append(seed)
 
     loaded = []
-    monkeypatch.setattr(training, "load_policy", lambda p: loaded.append(p) or LastLegal(), raising=False)
+    monkeypatch.setattr(policy, "load_policy", lambda p, **kwargs: loaded.append(p) or LastLegal())
     report = evaluate([str(path), "random"], deals=5, matches=1, target=31, bootstrap=0)
     assert loaded and all(p == str(path) for p in loaded)
     assert report["tables"][0]["pairs"][0]["hands"]["played"] == 10 and LastLegal.seeds
@@ -197,7 +179,7 @@ def test_evaluate_rejects_bad_input(capsys):
 
 def test_bluff_statistics_count_claims_and_answers_consistently():
     """R29: every claim is answered once, bluffs are caught or believed, greedy never claims."""
-    from training.bluff_stats import bluff_statistics
+    from training.harness.bluff_stats import bluff_statistics
 
     report = bluff_statistics(["random", "greedy"], deals=6, seed=1)
     rnd, greedy = report["random"], report["greedy"]

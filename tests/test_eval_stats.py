@@ -1,5 +1,5 @@
-"""The statistics of the evaluation harness against hand-computed cases (training.stats,
-training.analysis)."""
+"""The statistics of the evaluation harness against hand-computed cases (training.harness.stats,
+training.harness.analysis)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from pisti_env import make_settings
-from training.analysis import entry_scores, ladder_ratings, pairwise_outcomes, summarize_table
-from training.stats import bradley_terry, elo_difference, incomplete_beta, mean_ci, t_cdf, t_quantile
+from training.harness.analysis import entry_scores, ladder_ratings, pairwise_outcomes, summarize_table
+from training.harness.stats import bradley_terry, elo_difference, incomplete_beta, mean_ci, t_cdf, t_quantile
 
 
 @pytest.mark.parametrize(

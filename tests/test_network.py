@@ -9,7 +9,7 @@ import torch
 from pisti_env.batched import BatchedPisti
 from pisti_env.observation import ObservationLayout
 from pisti_env.rules import make_settings
-from training.network import PolicyNetwork, ValueNetwork
+from training.trainer.network import PolicyNetwork, ValueNetwork
 
 
 @pytest.mark.parametrize("num_actions", [52, 106])

@@ -8,8 +8,8 @@ import math
 import pytest
 import torch
 
-from training.network import PolicyNetwork, entropy, log_probs, masked_logits, sample
-from training.ppo import assign_seat_rewards, gae, ppo_losses
+from training.trainer.network import PolicyNetwork, entropy, log_probs, masked_logits, sample
+from training.trainer.ppo import assign_seat_rewards, gae, ppo_losses
 
 
 def test_each_decision_gets_its_own_seats_rewards_until_its_next_move():

@@ -15,12 +15,13 @@ import pisti_env
 from pisti_env.agents.greedy import greedy_card
 from pisti_env.agents.view import SeatView
 from pisti_env.batched import BatchedPisti
-from training.checkpoint import CheckpointError
-from training.config import TrainConfig
-from training.opponents import BatchedGreedy, batched_random
-from training.policy import load_policy
-from training.ppo import assign_seat_rewards
-from training.train import Trainer
+from pisti_env.agents import RandomAgent
+from pisti_env.agents.greedy_batched import BatchedGreedy
+from training.trainer.checkpoint import CheckpointError
+from training.trainer.config import TrainConfig
+from training.trainer.policy import load_policy
+from training.trainer.ppo import assign_seat_rewards
+from training.trainer.train import Trainer
 
 
 def test_seat_credit_equals_what_the_aec_env_hands_each_agent():
@@ -59,7 +60,7 @@ def test_pool_draws_by_margin_with_a_uniform_floor():
     """An opponent's chance is ∝ exp(-learner's margin / temperature), so the ones that still
     beat the learner come up most; ``uniform_share`` keeps every entry drawn at least
     ``uniform_share / entries`` of the time (a stale record gets refreshed)."""
-    from training.opponents import OpponentPool
+    from training.trainer.pool import OpponentPool
     from pisti_env.rules import make_settings
 
     pool = OpponentPool(make_settings(num_players=2), ("random", "greedy"), 4, 5.0, torch.device("cpu"))
@@ -99,7 +100,7 @@ def test_batched_baselines_choose_like_the_scripted_ones():
                 for k in range(12)
             }
             assert choice in possible, (seed, game.history, choice, possible)
-            assert int(batched_random(mask, gen)) in game.legal_actions()
+            assert int(RandomAgent().act_batch(obs, mask, gen)) in game.legal_actions()
             game.step(rng.choice(game.legal_actions()))
             checked += 1
     assert checked > 1000
@@ -143,7 +144,7 @@ def tiny_config(tmp_path, **overrides) -> TrainConfig:
         snapshot_every=2, eval_every=0, checkpoint_every=0, torch_threads=1, out_dir=str(tmp_path / "run"),
     )
     values.update(overrides)
-    return TrainConfig(**values)
+    return TrainConfig.from_dict(values)
 
 
 @pytest.mark.parametrize("settings", [dict(), dict(num_players=4), dict(bluff=True, target=None)])
@@ -151,7 +152,7 @@ def test_a_rollout_holds_what_each_decision_was_made_on(tmp_path, settings):
     """Every learner decision of a rollout, replayed from the stored observation and mask,
     gives back the stored log-probability and value: across rollouts too (the first slot of a
     rollout is the last of the one before, and the update must still see the old one)."""
-    from training.network import log_probs
+    from training.trainer.network import log_probs
 
     trainer = Trainer(tiny_config(tmp_path, precision="fp32", **settings))
     for _ in range(3):
@@ -259,7 +260,7 @@ def test_resume_continues_exactly(tmp_path):
 def test_resume_can_extend_the_budget(tmp_path):
     """``pisti-train --resume --steps N`` continues a finished run up to N steps; fewer steps
     than already trained is a clear error."""
-    from training.train import run
+    from training.trainer.train import run
 
     config = tiny_config(tmp_path, total_steps=16 * 8 * 2)
     first = run(config, progress=False)
@@ -274,27 +275,22 @@ def test_resume_can_extend_the_budget(tmp_path):
 def test_a_short_training_run_measurably_beats_random(tmp_path):
     """About fifteen seconds of self-play PPO: the greedy policy's duplicate-deal margin over
     ``random`` goes from about 0 to clearly positive (seeded, so the figures are repeatable)."""
-    from training.batched_eval import duplicate_margin
-    from training.network import log_probs
+    from training.trainer.train import evaluate_against_baselines
 
-    config = TrainConfig(
+    config = TrainConfig.from_dict(dict(
         num_envs=256, rollout_steps=32, total_steps=256 * 32 * 40, target=None, anneal_lr=False, self_play_share=0.5,
-        eval_every=0, checkpoint_every=0, torch_threads=2, out_dir=str(tmp_path / "run"),
-    )
+        eval_every=0, checkpoint_every=0, torch_threads=2, out_dir=str(tmp_path / "run"), eval_baselines=("random",),
+    ))
     trainer = Trainer(config)
-    generator = torch.Generator().manual_seed(5)
 
-    def learner(obs, mask):
-        logits = trainer.network.policy(obs)
-        return log_probs(logits, mask).argmax(1)
+    def margin():  # the same 400 duplicate deals each time (the harness, seed 1)
+        figures = evaluate_against_baselines(trainer, deals=400, seed=1)
+        return figures["eval/random_margin"], figures["eval/random_ci95"] / 1.96
 
-    def opponent(obs, mask):
-        return batched_random(mask, generator)
-
-    before, _ = duplicate_margin(learner, opponent, trainer.settings, 400, seed=1)
+    before, _ = margin()
     for _ in range(trainer.num_updates):
         trainer.train_update()
-    after, stderr = duplicate_margin(learner, opponent, trainer.settings, 400, seed=1)
+    after, stderr = margin()
     # (An untrained card scorer is not a random player: its argmax already follows a fixed
     # preference; the same deals are replayed, so the gain is measured, not the start.)
     assert after - 3 * stderr > before + 2.0, (before, after, stderr)
@@ -309,7 +305,7 @@ def test_pisti_train_cli_writes_logs_checkpoints_and_a_policy_pisti_eval_can_pla
     import subprocess
     import sys
 
-    from training.train import main
+    from training.trainer.cli import main
 
     out = tmp_path / "run"
     assert main(["--steps", "2048", "--envs", "32", "--rollout", "16", "--target", "0", "--eval-every", "2",
@@ -321,7 +317,7 @@ def test_pisti_train_cli_writes_logs_checkpoints_and_a_policy_pisti_eval_can_pla
     assert summary["step"] == 2048 and "eval/greedy_margin" in summary
     assert not (out / "policy" / "trainer.safetensors").exists()
     code = (
-        "from training.evaluate import main; "
+        "from training.harness.evaluate import main; "
         f"raise SystemExit(main([{str(out / 'policy')!r}, 'random', '--deals', '24', '--matches', '0', "
         f"'--workers', '2', '--out', {str(tmp_path / 'eval')!r}]))"
     )
@@ -339,7 +335,7 @@ def test_shipped_checkpoints_load_and_play_legal_cards():
     assert shipped, "no shipped checkpoint found"
     for path in shipped:
         policy = load_policy(path)
-        from training.policy import GAME_DEFINING
+        from training.trainer.policy import GAME_DEFINING
 
         settings = {k: v for k, v in policy.settings.items() if k in GAME_DEFINING}
         env = pisti_env.env(target=None, **settings)

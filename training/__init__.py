@@ -1,15 +1,19 @@
-"""Training-side tools: the self-play PPO trainer (``pisti-train``) and the evaluation harness
-(``pisti-eval``).
+"""Training-side tools, in two subpackages:
 
-Importing this package is cheap: it imports neither torch nor matplotlib; each module pulls
-in what it needs. ``training.load_policy(path)`` loads a trained checkpoint (torch on demand).
+* :mod:`training.trainer` — the self-play PPO trainer (``pisti-train``): config, networks,
+  PPO, rollouts, the opponent pool, checkpoints and the checkpoint player; uses torch.
+* :mod:`training.harness` — the evaluation harness (``pisti-eval``, ``pisti-bluff-stats``):
+  duplicate deals, statistics, reports and plots; imports torch only when a checkpoint plays.
+
+Importing this package is cheap: it imports neither torch nor matplotlib.
+``training.load_policy(path)`` loads a trained checkpoint as a player (torch on demand).
 """
 
 from typing import Any
 
 
 def load_policy(*args: Any, **kwargs: Any):
-    """``training.policy.load_policy``: a trained checkpoint as a policy for any seat."""
-    from .policy import load_policy as _load_policy
+    """:func:`training.trainer.policy.load_policy`: a trained checkpoint as a player for any seat."""
+    from .trainer.policy import load_policy as _load_policy
 
     return _load_policy(*args, **kwargs)

@@ -1,24 +1,27 @@
-"""Scripted players behind one interface: ``act(view) -> action id`` (plus ``reset(seed)``);
-an action is a card id, or with the bluff variant (R29) a face-down play or an answer.
+"""Players behind one protocol (:class:`Player`): ``name``, ``act(view) -> action id`` and
+``reset(seed)``; an action is a card id, or with the bluff variant (R29) a face-down play or an
+answer. Some also choose for a batch at once (:class:`BatchedPlayer`, :func:`has_batched_form`).
 
 * :class:`SeatView` — what one seat may know (R30–R31), the input of every player;
   :func:`view_for_agent` builds one inside the PettingZoo environment.
 * ``random``, ``greedy``, ``expert``, ``pimc`` — the baselines; :func:`make_agent` builds one
-  from a name or spec such as ``"pimc:n=32,rollout=random"``. Each also plays the bluff
-  variant (R29); :mod:`~pisti_env.agents.bluffing` holds the card-counting estimates.
+  from a name or spec such as ``"pimc:n=32,rollout=random"``, or a trained checkpoint from its
+  path (:func:`make_player` is the one registry; ``make_agent`` its older name). Each also
+  plays the bluff variant (R29); :mod:`~pisti_env.agents.bluffing` holds the card-counting
+  estimates.
 
-Nothing here imports torch.
+Importing this package imports no torch; the batched forms and checkpoints import it on use.
 """
 
-from .base import Agent, Player
+from .base import Agent, BatchedPlayer, Player, has_batched_form
 from .expert import ExpertAgent
 from .greedy import GreedyAgent, greedy_card
 from .pimc import PimcAgent
 from .random_agent import RandomAgent
-from .registry import AGENTS, agent_names, make_agent, parse_agent_spec
+from .registry import AGENTS, agent_names, make_agent, make_player, parse_agent_spec
 from .view import SeatView, view_for_agent
 
 __all__ = [
-    "Agent", "Player", "SeatView", "view_for_agent", "RandomAgent", "GreedyAgent", "ExpertAgent", "PimcAgent",
-    "greedy_card", "AGENTS", "agent_names", "make_agent", "parse_agent_spec",
+    "Agent", "Player", "BatchedPlayer", "has_batched_form", "SeatView", "view_for_agent", "RandomAgent", "GreedyAgent", "ExpertAgent", "PimcAgent",
+    "greedy_card", "AGENTS", "agent_names", "make_agent", "make_player", "parse_agent_spec",
 ]

@@ -1,27 +1,38 @@
-"""The player interface shared by scripted baselines and trained policies.
+"""The one player protocol: scripted baselines, trained checkpoints, search rollouts and the
+trainer's pool opponents all implement it.
 
-A player is an object with ``act(view) -> action id`` (a card id, R2; with the bluff variant
-also a face-down play or an answer, R29) and ``reset(seed)``: the harness, the
-AEC loop and the tests never care which kind they hold. ``view`` is a
+A :class:`Player` has a ``name``, ``reset(seed)`` and ``act(view) -> action id`` (a card id,
+R2; with the bluff variant also a face-down play or an answer, R29): the harness, the AEC loop,
+search rollouts and the tests never care which kind they hold. ``view`` is a
 :class:`~pisti_env.agents.view.SeatView`: everything the seat may know and nothing else
 (R30–R31). A player that wants the environment's observation vector calls
 ``view.observation()``.
 
-Every player draws its random choices from its own ``random.Random``, reseeded by
+Some players also have a batched form (:class:`BatchedPlayer`, see :func:`has_batched_form`):
+``act_batch(observation, mask, generator)`` chooses for a whole batch of the batched engine's
+observations and masks at once (the trainer's pool opponents are these). ``random``, ``greedy``
+and trained checkpoints have one; torch is imported only when it is used.
+
+Every scripted player draws its random choices from its own ``random.Random``, reseeded by
 :meth:`Agent.reset`, so the same seed gives the same play.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .view import SeatView
+
+if TYPE_CHECKING:  # torch is only needed by the batched forms, and imported there
+    import torch
 
 
 @runtime_checkable
 class Player(Protocol):
-    """What the harness needs from any player."""
+    """What the harness, the AEC loop and search need from any player."""
+
+    name: str
 
     def act(self, view: SeatView) -> int:
         """The action to take (one of ``view.legal_actions``)."""
@@ -30,6 +41,21 @@ class Player(Protocol):
     def reset(self, seed: int | None = None) -> None:
         """Prepare for a new hand; reseed the player's randomness when ``seed`` is given."""
         ...
+
+
+@runtime_checkable
+class BatchedPlayer(Player, Protocol):
+    """A player that also chooses for a batch of games at once (the batched engine's tensors)."""
+
+    def act_batch(self, observation: "torch.Tensor", mask: "torch.Tensor", generator: "torch.Generator") -> "torch.Tensor":
+        """One legal action per row: ``observation`` (B, obs) float, ``mask`` (B, actions) bool;
+        ``generator`` draws the random choices (tie-breaks, sampling)."""
+        ...
+
+
+def has_batched_form(player: Any) -> bool:
+    """Whether ``player`` has a batched form (:meth:`BatchedPlayer.act_batch`)."""
+    return callable(getattr(player, "act_batch", None))
 
 
 class Agent:

@@ -9,16 +9,21 @@ seen face up, or among its side's captures, the face-down card cannot be of that
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
+from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
 from ..cards import JACK, RANK
-from ..scoring import POINTS, pisti_value
-from ..game import BELIEVE, CHALLENGE, FACE_DOWN
 from ..rules import Settings
+from ..scoring import POINTS, pisti_value
 from .base import Agent
 from .view import SeatView
 
-JACK_DISCARD_COST = 10  # a Jack is the last card greedy throws away without capturing
+if TYPE_CHECKING:
+    import torch
+
+# Heuristic, not a rule value: added to a Jack's discard cost (above any card's points), so a
+# Jack is the last card greedy throws away without capturing.
+JACK_DISCARD_COST = 10
 
 
 def greedy_card(
@@ -75,9 +80,28 @@ class GreedyAgent(Agent):
 
     Args:
         seed: seeds the tie-breaks (see :class:`~pisti_env.agents.base.Agent`).
+        settings: the game settings; needed only by the batched form (:meth:`act_batch`), to
+            read the batched engine's observations.
     """
 
     name = "greedy"
+
+    def __init__(self, seed: int | None = None, settings: Settings | None = None) -> None:
+        super().__init__(seed)
+        self.settings = settings
+        self._batched = None  # the batched form, built on first use (it imports torch)
+
+    def act_batch(self, observation: "torch.Tensor", mask: "torch.Tensor", generator: "torch.Generator") -> "torch.Tensor":
+        """The same choices for a batch of the batched engine's observations and masks (see
+        :class:`~pisti_env.agents.greedy_batched.BatchedGreedy`)."""
+        if self.settings is None:
+            raise ValueError("greedy's batched form reads observations of given settings: "
+                             "build it with make_player('greedy', settings=...)")
+        if self._batched is None:
+            from .greedy_batched import BatchedGreedy
+
+            self._batched = BatchedGreedy(self.settings, observation.device)
+        return self._batched(observation, mask, generator)
 
     def choose(self, view: SeatView, legal: list[int]) -> int:
         if legal[0] >= BELIEVE:  # R29: answering a claim

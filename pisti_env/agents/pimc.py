@@ -21,19 +21,21 @@ the real answerer will behave:
 
 from __future__ import annotations
 
-import random
-from typing import Callable
 
+from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
 from ..cards import NUM_CARD_IDS
+from ..game import Game
 from ..scoring import POINTS
-from ..game import BELIEVE, CHALLENGE, FACE_DOWN, Game
-from .base import Agent
+from .base import Agent, Player
 from .bluffing import challenge_probability, claim_true_probability
-from .expert import ExpertAgent
 from .greedy import greedy_card
 from .view import SeatView
 
-RolloutPolicy = Callable[[Game, random.Random], int]
+
+def _world(view: SeatView) -> Game:
+    """The determinized game behind a rollout's view. A rollout player may read all of it: the
+    world is a sample the searching seat dealt itself, so nothing real is hidden in it."""
+    return view._game
 
 
 def _face_up(game: Game) -> list[int]:
@@ -42,56 +44,61 @@ def _face_up(game: Game) -> list[int]:
     return legal if legal[-1] < FACE_DOWN else [a for a in legal if a < FACE_DOWN]
 
 
-def random_rollout(game: Game, rng: random.Random) -> int:
-    """Rollout policy: a uniformly random legal card, face up; believes every claim (R29)."""
-    if game.claimant >= 0:
-        return BELIEVE
-    legal = _face_up(game)
-    return legal[rng.randrange(len(legal))]
+class RandomRollout(Agent):
+    """Rollout player: a uniformly random legal card, face up; believes every claim (R29)."""
+
+    name = "random-rollout"
+
+    def act(self, view: SeatView) -> int:
+        game = _world(view)
+        if game.claimant >= 0:
+            return BELIEVE
+        legal = _face_up(game)
+        return legal[self.rng.randrange(len(legal))]
 
 
-def greedy_rollout(game: Game, rng: random.Random) -> int:
-    """Rollout policy: :func:`~pisti_env.agents.greedy.greedy_card`, counting every pile card
-    (a rollout runs in a determinized game, where nothing is hidden any more); never plays
-    face down and believes every claim (R29)."""
-    if game.claimant >= 0:
-        return BELIEVE
-    pile = game.pile
-    return greedy_card(
-        _face_up(game),
-        pile[-1] % NUM_CARD_IDS if pile else None,
-        len(pile),
-        sum(POINTS[p] for p in pile),
-        game.settings,
-        game.in_hands == 1 and game.stock_size == 0,
-        rng,
-    )
+class GreedyRollout(Agent):
+    """Rollout player: :func:`~pisti_env.agents.greedy.greedy_card`, counting every pile card
+    of the determinized world (where nothing is hidden any more); never plays face down and
+    believes every claim (R29)."""
+
+    name = "greedy-rollout"
+
+    def act(self, view: SeatView) -> int:
+        game = _world(view)
+        if game.claimant >= 0:
+            return BELIEVE
+        pile = game.pile
+        return greedy_card(
+            _face_up(game),
+            pile[-1] % NUM_CARD_IDS if pile else None,
+            len(pile),
+            sum(POINTS[p] for p in pile),
+            game.settings,
+            game.in_hands == 1 and game.stock_size == 0,
+            self.rng,
+        )
 
 
-_ROLLOUT_EXPERT = ExpertAgent()
+def _expert_rollout() -> Player:
+    from .registry import make_player  # the registry imports this module
+
+    return make_player("expert")
 
 
-def expert_rollout(game: Game, rng: random.Random) -> int:
-    """Rollout policy: the ``expert`` player for the seat to move, through that seat's view
-    of the determinized game (slower than greedy, stronger)."""
-    _ROLLOUT_EXPERT.rng = rng
-    return _ROLLOUT_EXPERT.act(SeatView(game, game.turn))
+# Rollout players by name: ``expert`` (slower, stronger) is the registry's own player, playing
+# through each seat's view of the world.
+ROLLOUT_PLAYERS = {"random": RandomRollout, "greedy": GreedyRollout, "expert": _expert_rollout}
 
 
-ROLLOUT_POLICIES: dict[str, RolloutPolicy] = {
-    "random": random_rollout, "greedy": greedy_rollout, "expert": expert_rollout,
-}
-
-
-def play_out_hand(
-    game: Game, policy: RolloutPolicy, rng: random.Random, hand_index: int | None = None
-) -> list[dict[str, int]]:
-    """Play ``game`` (in place) with ``policy`` for every seat until hand number ``hand_index``
-    (0-based; default: the hand in progress) has ended; returns that hand's per-side result
-    (see :meth:`Game.hand_scores`)."""
+def play_out_hand(game: Game, player: Player, seed: int, hand_index: int | None = None) -> list[dict[str, int]]:
+    """Play ``game`` (in place) with ``player`` for every seat, reseeded with ``seed``, until
+    hand number ``hand_index`` (0-based; default: the hand in progress) has ended; returns that
+    hand's per-side result (see :meth:`Game.hand_scores`)."""
     start = game.hands_completed if hand_index is None else hand_index
+    player.reset(seed)
     while not game.done and game.hands_completed == start:
-        game.step(policy(game, rng))
+        game.step(player.act(SeatView(game, game.turn)))
     return game.hand_results[start]
 
 
@@ -102,8 +109,9 @@ class PimcAgent(Agent):
         seed: seeds the sampling of worlds and rollouts (see :class:`~pisti_env.agents.base.Agent`).
         n: determinizations per decision (>= 1; default 64: the value differences between cards
             are small against the spread of a hand's outcome, so few worlds give noisy choices).
-        rollout: the rollout policy, ``"greedy"`` (default), ``"random"`` or ``"expert"`` (slower), or a callable
-            ``(game, rng) -> action``.
+        rollout: the rollout player for every seat, ``"greedy"`` (default), ``"random"`` or
+            ``"expert"`` (slower; see :data:`ROLLOUT_PLAYERS`), or any :class:`Player`; it is
+            reseeded for each rollout and reads the seats' views of the determinized world.
         bluff_rate, challenge_rate: bluff variant (R29): the assumed rates of bluffing and of
             challenging, 0..1, as for ``expert`` (see :mod:`~pisti_env.agents.bluffing`).
     """
@@ -114,7 +122,7 @@ class PimcAgent(Agent):
         self,
         seed: int | None = None,
         n: int = 64,
-        rollout: str | RolloutPolicy = "greedy",
+        rollout: str | Player = "greedy",
         bluff_rate: float = 0.2,
         challenge_rate: float = 0.1,
     ) -> None:
@@ -124,14 +132,14 @@ class PimcAgent(Agent):
         if n < 1:
             raise ValueError(f"pimc option 'n' must be an int >= 1, got {n}")
         if isinstance(rollout, str):
-            if rollout not in ROLLOUT_POLICIES:
-                raise ValueError(f"pimc option 'rollout' must be one of {list(ROLLOUT_POLICIES)}, got {rollout!r}")
+            if rollout not in ROLLOUT_PLAYERS:
+                raise ValueError(f"pimc option 'rollout' must be one of {list(ROLLOUT_PLAYERS)}, got {rollout!r}")
             self.rollout_name = rollout
-            rollout = ROLLOUT_POLICIES[rollout]
-        elif callable(rollout):
-            self.rollout_name = getattr(rollout, "__name__", "custom")
+            rollout = ROLLOUT_PLAYERS[rollout]()
+        elif isinstance(rollout, Player):
+            self.rollout_name = getattr(rollout, "name", type(rollout).__name__)
         else:
-            raise TypeError(f"pimc option 'rollout' must be a name {list(ROLLOUT_POLICIES)} or a callable")
+            raise TypeError(f"pimc option 'rollout' must be a name {list(ROLLOUT_PLAYERS)} or a player (act, reset)")
         for key, value in (("bluff_rate", bluff_rate), ("challenge_rate", challenge_rate)):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"pimc option {key!r} must be a number 0..1, got {type(value).__name__} {value!r}")
@@ -197,7 +205,7 @@ class PimcAgent(Agent):
         game = world if reuse else world.clone()
         for action in actions:
             game.step(action)
-        result = play_out_hand(game, self.rollout, random.Random(seed), view.hands_completed)
+        result = play_out_hand(game, self.rollout, seed, view.hands_completed)
         own = result[view.side]["total"]
         return own - (sum(r["total"] for r in result) - own) / (view.num_sides - 1)
 

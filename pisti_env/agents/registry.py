@@ -1,16 +1,26 @@
-"""Players by name: ``make_agent("greedy", seed=1)``, ``make_agent("pimc:n=32", seed=1)``.
+"""The one registry of players: a *spec* becomes a :class:`~pisti_env.agents.base.Player`.
 
-A *spec* is a registered name, optionally followed by ``:`` and comma-separated ``key=value``
-options passed to the player's constructor (``"pimc:n=32,rollout=random"``). Values are read
-as int, float or bool (``true``/``false``) when they look like one, else kept as text.
+``make_player("greedy", seed=1)``, ``make_player("pimc:n=32,rollout=random", seed=1)``,
+``make_player("checkpoints/pisti-2p", settings=...)``. A spec is either
+
+* a registered name, optionally followed by ``:`` and comma-separated ``key=value`` options
+  passed to the player's constructor (values are read as int, float or bool ``true``/``false``
+  when they look like one, else kept as text); or
+* the path of a trained checkpoint, loaded by the trainer's
+  :func:`training.trainer.policy.load_policy` (imported only then: it needs torch).
+
+The harness, ``pisti-bluff-stats``, pimc's rollouts and the trainer's opponent pool all build
+their players here. ``make_agent`` is the same function under its older name.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Any, Callable
 
-from .base import Agent
+from ..rules import Settings
+from .base import Agent, Player
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
 from .pimc import PimcAgent
@@ -22,6 +32,8 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "expert": ExpertAgent,
     "pimc": PimcAgent,
 }
+# Constructor arguments the registry fills in itself, never taken from a spec.
+_GIVEN = ("seed", "settings")
 
 
 def agent_names() -> list[str]:
@@ -41,14 +53,18 @@ def _value(text: str) -> Any:
     return text
 
 
+def _check_spec(spec: Any) -> None:
+    if not isinstance(spec, str):
+        raise TypeError(f"a player spec must be a string like 'greedy' or 'pimc:n=32', got {type(spec).__name__}")
+
+
 def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split ``"name:key=value,key=value"`` into the name and its options.
 
     Raises ``TypeError`` for a non-string and ``ValueError`` for an unknown name or a malformed
     option, naming what is allowed.
     """
-    if not isinstance(spec, str):
-        raise TypeError(f"a player spec must be a string like 'greedy' or 'pimc:n=32', got {type(spec).__name__}")
+    _check_spec(spec)
     name, _, rest = spec.strip().partition(":")
     name = name.strip().lower()
     if name not in AGENTS:
@@ -64,22 +80,54 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
-def make_agent(spec: str, seed: int | None = None, **options: Any) -> Agent:
-    """A new player from a name or spec (see the module docstring).
+def make_player(
+    spec: str, seed: int | None = None, *, settings: Settings | None = None, device: str = "cpu", **options: Any
+) -> Player:
+    """A new player from a spec (see the module docstring).
 
     Args:
-        spec: a registered name (:func:`agent_names`), optionally with ``:key=value`` options.
-        seed: seeds the player's generator.
-        **options: more constructor options; they override those in ``spec``.
+        spec: a registered name (:func:`agent_names`), optionally with ``:key=value`` options,
+            or a checkpoint path.
+        seed: seeds the player's randomness.
+        settings: the game the player will play. Players with a batched form need it to read
+            observations; a checkpoint trained for another game is refused
+            (:class:`~training.trainer.checkpoint.CheckpointError`).
+        device: where a checkpoint's network lives.
+        **options: more constructor options of a registered player; they override the spec's.
 
-    Raises ``ValueError`` for an unknown name or option (naming the allowed ones) and whatever
-    the player's constructor raises for a bad value.
+    Raises ``TypeError`` for a non-string spec, ``ValueError`` for a spec that is neither a
+    registered name nor an existing path, or an unknown option (naming the allowed ones), and
+    whatever the player's constructor raises for a bad value.
     """
+    _check_spec(spec)
+    if spec.partition(":")[0].strip().lower() in AGENTS:
+        return _scripted(spec, seed, settings, options)
+    if not os.path.exists(spec):
+        raise ValueError(
+            f"unknown player {spec!r}: registered players are {agent_names()} (options as 'pimc:n=32'), "
+            "or give the path of a trained checkpoint"
+        )
+    if options:
+        raise ValueError(f"a checkpoint player takes no options, got {sorted(options)} for {spec!r}")
+    from training.trainer.policy import load_policy  # torch, only for a checkpoint
+
+    player = load_policy(spec, settings=settings, device=device)
+    player.reset(seed)
+    return player
+
+
+def _scripted(spec: str, seed: int | None, settings: Settings | None, options: dict[str, Any]) -> Agent:
     name, spec_options = parse_agent_spec(spec)
     spec_options.update(options)
     cls = AGENTS[name]
-    allowed = [p for p in inspect.signature(cls).parameters if p != "seed"]
+    parameters = inspect.signature(cls).parameters
+    allowed = [p for p in parameters if p not in _GIVEN]
     unknown = sorted(set(spec_options) - set(allowed))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for player {name!r}; allowed: {allowed or 'none'}")
+    if "settings" in parameters:
+        spec_options["settings"] = settings
     return cls(seed=seed, **spec_options)
+
+
+make_agent = make_player

@@ -1,10 +1,14 @@
-"""Every knob of a training run, in one dataclass with a docstring per field."""
+"""Every knob of a training run, in one dataclass with a docstring per field: the game is one
+:class:`pisti_env.rules.Settings`, everything else (run, networks, PPO, opponents, evaluation)
+a field here. ``pisti-train``'s flags are generated from these fields (:mod:`training.trainer.cli`)."""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from pisti_env.rules import Settings
 
 
 @dataclass
@@ -12,13 +16,10 @@ class TrainConfig:
     """Configuration of a self-play PPO run (defaults: the shipped 2-player policy).
 
     Game
-        num_players: seats at the table (2, 3 or 4).
-        partnerships: seats 0+2 against 1+3 with 4 players; ``None`` = the rules' default.
-        target: match target. Training plays whole matches so the match context in the
-            observation (totals, target, hands completed) is what the policy meets in play.
-        double_pisti, last_card_pisti, ten_diamonds_pisti_bonus, show_stock_bottom, bluff,
-            bluff_jack_double: the rules' variant settings (RULES.md's table); with ``bluff``
-            the policy has 106 actions (R29).
+        settings: the game (RULES.md's table; every field of :class:`Settings`). Training plays
+            whole matches to ``settings.target`` so the match context in the observation
+            (totals, target, hands completed) is what the policy meets in play; with
+            ``settings.bluff`` the policy also has the face-down plays and answers (R29).
 
     Run
         seed: seeds the games, the network's initialisation and the sampling.
@@ -40,11 +41,12 @@ class TrainConfig:
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
         privileged_value: the value network also reads the hidden information (other hands,
-            the stock's contents; see :mod:`training.network`). It only shapes the advantages
+            the stock's contents; see :mod:`training.trainer.network`). It only shapes the advantages
             during training; the policy never sees it.
 
     PPO
         learning_rate: Adam's step size at the start.
+        adam_eps: Adam's ε (CleanRL's 1e-5 rather than torch's 1e-8).
         anneal_lr: decay the learning rate linearly to 0 over the run.
         gamma: discount per decision of a seat (rewards are points, episodes are finite: 1.0).
         gae_lambda: GAE's λ, the bias/variance trade-off of the advantages.
@@ -64,7 +66,8 @@ class TrainConfig:
         self_play_share: share of games where every seat is the current policy.
         snapshot_every: updates between frozen snapshots of the policy added to the pool.
         pool_size: the most snapshots kept (the oldest leaves first).
-        baselines: scripted opponents in batched form that the pool always holds.
+        baselines: the opponents the pool always holds: registry specs of players with a
+            batched form (``random``, ``greedy``, or a checkpoint path).
         pool_temperature: a game's opponent is drawn with probability ∝
             ``exp(-learner_margin / pool_temperature)`` where ``learner_margin`` is the
             learner's recent mean score difference per episode against it (points), so the
@@ -76,23 +79,19 @@ class TrainConfig:
             become exploitable by an opponent it once beat, ``random``'s constant bluffing;
             ``--pool-uniform-share 0.2`` there made it beat ``random`` but lose to ``expert``,
             so the shipped bluff policy is trained without it.)
+        pool_margin_decay: the weight of a new game in an opponent's running margin once it has
+            more than ``1 / pool_margin_decay`` games (before that: the plain mean).
 
     Bookkeeping
-        eval_every: updates between evaluations against the baselines (0 = never).
+        eval_every: updates between evaluations against the baselines (0 = never); each
+            evaluation is seeded with the update number, the final one with the last.
         eval_deals: duplicate deals per evaluation.
+        eval_baselines: the players (registry specs) the evaluations play against.
         checkpoint_every: updates between checkpoints (and at the end).
         out_dir: where checkpoints, logs and reports go.
     """
 
-    num_players: int = 2
-    partnerships: bool | None = None
-    target: int | None = 151
-    double_pisti: int = 20
-    last_card_pisti: bool = True
-    ten_diamonds_pisti_bonus: int = 0
-    show_stock_bottom: bool = False
-    bluff: bool = False
-    bluff_jack_double: bool = False
+    settings: Settings = field(default_factory=Settings)
 
     seed: int = 0
     total_steps: int = 56_000_000
@@ -107,6 +106,7 @@ class TrainConfig:
     privileged_value: bool = True
 
     learning_rate: float = 1e-3
+    adam_eps: float = 1e-5
     anneal_lr: bool = True
     gamma: float = 1.0
     gae_lambda: float = 0.8
@@ -127,43 +127,43 @@ class TrainConfig:
     baselines: tuple[str, ...] = ("random", "greedy")
     pool_temperature: float = 5.0
     pool_uniform_share: float = 0.0
+    pool_margin_decay: float = 0.05
 
     eval_every: int = 100
     eval_deals: int = 500
+    eval_baselines: tuple[str, ...] = ("random", "greedy")
     checkpoint_every: int = 25
     out_dir: str = "runs/pisti"
 
-    def game_settings(self) -> dict[str, Any]:
-        """The game settings of RULES.md's table this run trains on."""
-        return {
-            "num_players": self.num_players,
-            "partnerships": self.partnerships,
-            "target": self.target,
-            "double_pisti": self.double_pisti,
-            "last_card_pisti": self.last_card_pisti,
-            "ten_diamonds_pisti_bonus": self.ten_diamonds_pisti_bonus,
-            "show_stock_bottom": self.show_stock_bottom,
-            "bluff": self.bluff,
-            "bluff_jack_double": self.bluff_jack_double,
-        }
+    def __post_init__(self) -> None:
+        if not isinstance(self.settings, Settings):
+            raise TypeError(f"TrainConfig.settings must be a pisti_env.rules.Settings, got {type(self.settings).__name__}")
 
     @property
     def batch_decisions(self) -> int:
         return self.num_envs * self.rollout_steps
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Plain values (JSON-ready); ``settings`` as its own dict."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        values["settings"] = self.settings.to_dict()
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
+        """The config of :meth:`to_dict`; also reads the older flat form (checkpoints before the
+        settings were one field), where the game settings stood among the other fields."""
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - names)
+        game = {f.name for f in dataclasses.fields(Settings)}
+        unknown = sorted(set(values) - names - game)
         if unknown:
-            raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(names)}")
+            raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(names | game)}")
         values = dict(values)
-        for key in ("hidden_sizes", "value_hidden_sizes", "baselines"):
-            if key in values and isinstance(values[key], list):
-                values[key] = tuple(values[key])
-        return cls(**values)
-
-
+        settings = values.pop("settings", {})
+        if isinstance(settings, Settings):
+            settings = settings.to_dict()
+        settings = {**settings, **{k: values.pop(k) for k in game & set(values)}}
+        for f in dataclasses.fields(cls):
+            if f.name in values and isinstance(values[f.name], list):
+                values[f.name] = tuple(values[f.name])
+        return cls(settings=Settings(**settings), **values)

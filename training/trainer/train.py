@@ -1,23 +1,19 @@
 """Self-play PPO on the batched engine, top to bottom (CleanRL's ``ppo.py`` is the model).
 
-One update: collect a rollout (:mod:`training.rollout`), credit every decision with its own
-seat's rewards and run GAE along each seat's decisions (:mod:`training.ppo`), then a few
-epochs of clipped-PPO minibatch steps on the learner's decisions. Snapshots of the policy join
-the opponent pool every ``snapshot_every`` updates. Checkpoints (:mod:`training.checkpoint`)
-hold everything needed to resume exactly.
-
-``pisti-train`` runs it from the command line; with no arguments it trains the default
-2-player policy.
+One update: collect a rollout (:mod:`training.trainer.rollout`), credit every decision with
+its own seat's rewards and run GAE along each seat's decisions (:mod:`training.trainer.ppo`),
+then a few epochs of clipped-PPO minibatch steps on the learner's decisions. Snapshots of the
+policy join the opponent pool every ``snapshot_every`` updates. Checkpoints
+(:mod:`training.trainer.checkpoint`) hold everything needed to resume exactly. :func:`run`
+trains a whole run with logs; ``pisti-train`` (:mod:`training.trainer.cli`) is its command line.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -26,17 +22,16 @@ import numpy as np
 import torch
 
 from pisti_env.batched import BatchedPisti, BatchState
-from pisti_env.rules import make_settings
 
 from .checkpoint import MODEL_FILE, TRAINER_FILE, CheckpointError, load_tensors, read_metadata, save_checkpoint
 from .config import TrainConfig
-from .network import ActorCritic, PolicyNetwork, autocast, entropy, log_probs, resolve_precision
-from .opponents import Opponent, OpponentPool
+from .network import ActorCritic, autocast, entropy, log_probs, resolve_precision
+from .policy import CheckpointPlayer
+from .pool import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, ppo_losses
 from .rollout import SelfPlayCollector
-from .variant_flags import add_variant_arguments, variant_settings
 
-EVAL_BASELINES = ("random", "greedy")  # what periodic evaluations play against (the harness)
+ADV_EPS = 1e-8  # keeps the advantage normalisation finite when a minibatch's advantages are equal
 
 
 class Trainer:
@@ -48,18 +43,19 @@ class Trainer:
         if c.torch_threads:
             torch.set_num_threads(c.torch_threads)
         torch.manual_seed(c.seed)  # network initialisation
-        self.settings = make_settings(**c.game_settings())
+        self.settings = c.settings
         self.device = torch.device(c.device)
-        self.engine = BatchedPisti(c.num_envs, seed=c.seed, device=self.device, reward="diff", **c.game_settings())
+        self.engine = BatchedPisti(c.num_envs, seed=c.seed, device=self.device, reward="diff", **c.settings.to_dict())
         hidden_size = self.engine.hidden_information_size if c.privileged_value else 0
         self.network = ActorCritic(
             self.engine.observation_size, self.engine.encoder.layout.num_card_features, c.hidden_sizes,
             hidden_size, c.value_hidden_sizes, self.settings.num_actions,
         ).to(self.device)
-        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=c.learning_rate, eps=1e-5)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=c.learning_rate, eps=c.adam_eps)
         self.generator = torch.Generator(device=self.device).manual_seed(c.seed)
         self.pool = OpponentPool(
-            self.settings, tuple(c.baselines), c.pool_size, c.pool_temperature, self.device, c.pool_uniform_share
+            self.settings, tuple(c.baselines), c.pool_size, c.pool_temperature, self.device, c.pool_uniform_share,
+            c.pool_margin_decay,
         )
         self.collector = SelfPlayCollector(
             self.engine, self.pool, c.self_play_share, c.rollout_steps, self.generator, c.precision, c.privileged_value
@@ -109,7 +105,7 @@ class Trainer:
                 new_logp = logp.gather(1, action[mb][:, None]).squeeze(1)
                 mb_adv = advantages[mb]
                 if c.norm_adv and mb.numel() > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + ADV_EPS)
                 losses = ppo_losses(
                     new_logp, old_logp[mb], mb_adv, new_values, old_values[mb], returns[mb],
                     entropy(logp, mb_mask), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef,
@@ -236,12 +232,15 @@ class Trainer:
         torch.set_rng_state(tensors["torch_rng"])
         trainer.pool.entries = []
         for i, entry in enumerate(extra["pool"]):
-            network = None
             if entry["snapshot"]:
-                network = trainer.pool.frozen_copy(trainer.network.policy)
-                network.load_state_dict({k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"pool.{i}.")})
-                network.requires_grad_(False)
-            trainer.pool.entries.append(Opponent(entry["name"], network, entry["margin"], entry["games"]))
+                player = trainer.pool.snapshot_player(trainer.network.policy, entry["name"])
+                player.network.load_state_dict(
+                    {k.split(".", 2)[2]: v for k, v in tensors.items() if k.startswith(f"pool.{i}.")}
+                )
+                player.network.requires_grad_(False)
+            else:
+                player = trainer.pool.baseline(entry["name"])
+            trainer.pool.entries.append(Opponent(entry["name"], player, entry["margin"], entry["games"], entry["snapshot"]))
         trainer.step = int(metadata["step"])
         trainer.update = int(metadata["update"])
         return trainer
@@ -270,7 +269,7 @@ def run(config: TrainConfig, resume: bool = False, progress: bool = True, resume
             metrics = trainer.train_update()
             c = trainer.config
             if c.eval_every and trainer.update % c.eval_every == 0:
-                metrics.update(evaluate_against_baselines(trainer, c.eval_deals))
+                metrics.update(evaluate_against_baselines(trainer))
                 latest_eval = " ".join(
                     f"{k.split('/')[-1]} {v:+.2f}" for k, v in metrics.items() if k.startswith("eval/") and k.endswith("margin")
                 )
@@ -300,11 +299,11 @@ def run(config: TrainConfig, resume: bool = False, progress: bool = True, resume
     trainer.save(out / "policy", with_trainer_state=False)
     c = trainer.config
     if c.eval_every and c.eval_deals:  # the evaluation summary of the final policy
-        summary = {"step": trainer.step, "deals": c.eval_deals, **evaluate_against_baselines(trainer, c.eval_deals)}
+        summary = {"step": trainer.step, "deals": c.eval_deals, **evaluate_against_baselines(trainer)}
         (out / "evaluation.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
         if progress:
             print("final policy, mean score difference per hand over duplicate deals: " + ", ".join(
-                f"vs {b} {summary[f'eval/{b}_margin']:+.2f} ± {summary[f'eval/{b}_ci95']:.2f}" for b in EVAL_BASELINES
+                f"vs {b} {summary[f'eval/{b}_margin']:+.2f} ± {summary[f'eval/{b}_ci95']:.2f}" for b in c.eval_baselines
             ) + f" ({c.eval_deals} deals; `pisti-eval` for more)")
     return trainer
 
@@ -317,33 +316,35 @@ def metric_names(config: TrainConfig) -> list[str]:
         "charts/steps_per_second", "time/env_seconds", "time/inference_seconds", "time/update_seconds",
         "charts/learner_margin_vs_pool", "charts/pool_games",
     ]
-    for baseline in EVAL_BASELINES:
+    for baseline in config.eval_baselines:
         names += [f"eval/{baseline}_margin", f"eval/{baseline}_ci95"]
     return names
 
 
-def evaluate_against_baselines(trainer: Trainer, deals: int, baselines: Sequence[str] = EVAL_BASELINES) -> dict[str, float]:
-    """Duplicate-deal evaluation of the current policy against scripted players (the harness)."""
-    from .evaluate import evaluate
-    from .players import PolicyPlayer, load_player
-    from .policy import TrainedPolicy
+def evaluate_against_baselines(
+    trainer: Trainer, deals: int | None = None, seed: int | None = None
+) -> dict[str, float]:
+    """Duplicate-deal evaluation (the harness) of the current policy against each of the
+    config's ``eval_baselines``, over ``deals`` (default: the config's ``eval_deals``) deals
+    seeded with ``seed`` (default: the update number): per baseline, the mean score difference per hand
+    (``eval/<spec>_margin``) and its 95% half-width (``eval/<spec>_ci95``)."""
+    from pisti_env.agents import make_player
+    from training.harness.evaluate import evaluate
 
-    policy = TrainedPolicy(trainer.network.policy, {"settings": trainer.settings.to_dict(), "name": "learner"})
+    c = trainer.config
+    learner = CheckpointPlayer(trainer.network.policy, {"settings": trainer.settings.to_dict(), "name": "learner"})
 
-    def loader(spec: str, seed: int | None = None):
-        if spec == "learner":
-            player = PolicyPlayer(policy, name="learner")
-            player.reset(seed)
-            return player
-        return load_player(spec, seed)
+    def loader(spec: str):
+        return learner if spec == "learner" else make_player(spec, settings=trainer.settings)
 
     results: dict[str, float] = {}
     s = trainer.settings
-    variants = {k: v for k, v in trainer.config.game_settings().items() if k not in ("num_players", "partnerships", "target")}
-    for baseline in baselines:
+    variants = {k: v for k, v in s.to_dict().items() if k not in ("num_players", "partnerships", "target")}
+    for baseline in c.eval_baselines:
         report = evaluate(
-            ["learner", baseline], num_players=s.num_players, partnerships=s.partnerships, deals=deals, matches=0,
-            seed=trainer.update, workers=1, bootstrap=0, loader=loader, **variants,
+            ["learner", baseline], num_players=s.num_players, partnerships=s.partnerships,
+            deals=c.eval_deals if deals is None else deals, matches=0,
+            seed=trainer.update if seed is None else seed, workers=1, bootstrap=0, loader=loader, **variants,
         )
         diff = report["tables"][0]["pairs"][0]["score_diff"]  # learner − baseline, per hand
         results[f"eval/{baseline}_margin"] = float(diff["mean"])
@@ -367,64 +368,3 @@ def _progress(trainer: Trainer, enabled: bool):
 
     total = trainer.num_updates * trainer.config.batch_decisions
     return tqdm(total=total, initial=trainer.step, unit="step", unit_scale=True, desc="pisti-train")
-
-
-# ---------------------------------------------------------------------- command line
-def build_parser() -> argparse.ArgumentParser:
-    defaults = TrainConfig()
-    p = argparse.ArgumentParser(prog="pisti-train", description="Train a Pişti policy by self-play PPO.")
-    p.add_argument("--players", type=int, default=defaults.num_players, help="2, 3 or 4 (default 2)")
-    p.add_argument("--no-partnerships", action="store_true", help="4 players each for themselves")
-    p.add_argument("--target", type=int, default=defaults.target, help="match target (default 151); 0 = single hands")
-    add_variant_arguments(p)
-    p.add_argument("--steps", type=float, default=None,
-                   help=f"environment steps (default {defaults.total_steps:.0e}); with --resume: extend the run to this many")
-    p.add_argument("--envs", type=int, default=defaults.num_envs)
-    p.add_argument("--rollout", type=int, default=defaults.rollout_steps)
-    p.add_argument("--seed", type=int, default=defaults.seed)
-    p.add_argument("--device", default=defaults.device)
-    p.add_argument("--threads", type=int, default=defaults.torch_threads)
-    p.add_argument("--pool-uniform-share", type=float, default=defaults.pool_uniform_share,
-                   help="share of pool opponents drawn uniformly rather than by margin (default 0; see TrainConfig)")
-    p.add_argument("--eval-every", type=int, default=defaults.eval_every)
-    p.add_argument("--eval-deals", type=int, default=defaults.eval_deals)
-    p.add_argument("--out", default=defaults.out_dir, help="output directory (default runs/pisti)")
-    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
-    p.add_argument("--no-progress", action="store_true")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return _train_from_args(args)
-    except (ValueError, TypeError) as error:  # bad settings or checkpoint: a clear message, no traceback
-        print(f"pisti-train: error: {error}", file=sys.stderr)
-        return 2
-
-
-def _train_from_args(args: argparse.Namespace) -> int:
-    config = TrainConfig(
-        num_players=args.players,
-        partnerships=False if args.no_partnerships else None,
-        target=args.target or None,
-        **variant_settings(args),
-        total_steps=int(args.steps) if args.steps is not None else TrainConfig.total_steps,
-        num_envs=args.envs,
-        rollout_steps=args.rollout,
-        seed=args.seed,
-        device=args.device,
-        torch_threads=args.threads,
-        pool_uniform_share=args.pool_uniform_share,
-        eval_every=args.eval_every,
-        eval_deals=args.eval_deals,
-        out_dir=args.out,
-    )
-    resume_steps = int(args.steps) if args.resume and args.steps is not None else None
-    trainer = run(config, resume=args.resume, progress=not args.no_progress, resume_steps=resume_steps)
-    print(f"trained {trainer.step:,} steps; policy written to {Path(config.out_dir) / 'policy'}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

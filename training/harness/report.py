@@ -57,7 +57,7 @@ def _pct(stat: dict[str, float]) -> str:
 
 
 def format_report(report: dict[str, Any]) -> str:
-    """A readable multi-line summary of a report built by :func:`training.evaluate.evaluate`."""
+    """A readable multi-line summary of a report built by :func:`training.harness.evaluate.evaluate`."""
     s = report["settings"]
     lines = [
         f"pisti-eval · {s['num_players']} players"

@@ -21,8 +21,11 @@ from typing import Sequence
 import torch
 from torch import nn
 
-NUM_ACTIONS = 52  # card ids (R2): the action space without the bluff variant
-NUM_BLUFF_ACTIONS = 106  # R29: 52 face up, 52 face down, believe, challenge
+from pisti_env.actions import BELIEVE, NUM_BLUFF_ACTIONS, NUM_PLAIN_ACTIONS
+from pisti_env.cards import NUM_CARD_IDS, NUM_RANKS
+
+NUM_ACTIONS = NUM_PLAIN_ACTIONS  # card ids (R2): the action space without the bluff variant
+NUM_SUITS = NUM_CARD_IDS // NUM_RANKS
 PRECISIONS = ("fp32", "bf16")
 
 
@@ -72,7 +75,7 @@ class PolicyNetwork(nn.Module):
         super().__init__()
         if observation_size < NUM_ACTIONS * card_features:
             raise ValueError(
-                f"an observation of {observation_size} entries cannot hold 52 cards of {card_features} features"
+                f"an observation of {observation_size} entries cannot hold {NUM_CARD_IDS} cards of {card_features} features"
             )
         if num_actions not in (NUM_ACTIONS, NUM_BLUFF_ACTIONS):
             raise ValueError(f"num_actions must be {NUM_ACTIONS} or {NUM_BLUFF_ACTIONS} (bluff, R29), got {num_actions!r}")
@@ -95,12 +98,12 @@ class PolicyNetwork(nn.Module):
         # (Products and sums rather than batched matrix products: these are tiny per row.)
         own = (cards * weights[..., :k]).sum(3)  # (B, plays, 52)
         # Card id = suit * 13 + rank (pisti_env.cards): summing over suits gives ranks.
-        of_rank = cards.view(batch, 1, 4, 13, k).sum(2)
+        of_rank = cards.view(batch, 1, NUM_SUITS, NUM_RANKS, k).sum(2)
         by_rank = (of_rank * weights[..., k:]).sum(3)  # (B, plays, 13)
-        per_card = (own + by_rank.repeat(1, 1, 4)).view(batch, self.plays * NUM_ACTIONS)
+        per_card = (own + by_rank.repeat(1, 1, NUM_SUITS)).view(batch, self.plays * NUM_ACTIONS)
         if self.plays == 1:
             return logits + per_card
-        return torch.cat([logits[:, : 2 * NUM_ACTIONS] + per_card, logits[:, 2 * NUM_ACTIONS :]], 1)
+        return torch.cat([logits[:, :BELIEVE] + per_card, logits[:, BELIEVE:]], 1)  # answers: no card term
 
 
 class ValueNetwork(nn.Module):

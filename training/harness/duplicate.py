@@ -18,6 +18,7 @@ Results come back in game order.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import multiprocessing
 import os
@@ -28,8 +29,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from pisti_env import Game, Settings
-from pisti_env.agents import SeatView
-from pisti_env.agents.base import Player
+from pisti_env.agents import Player, SeatView, make_player
 
 DEAL, MATCH = 0, 1  # seed streams: single-hand deals and whole matches
 SEATING_MODES = ("auto", "rotations", "permutations")
@@ -185,12 +185,13 @@ def run_games(
         master_seed: the evaluation's seed; game ``i`` is seeded by :func:`stream_seed`.
         stream: :data:`DEAL` or :data:`MATCH`, so matches do not replay the hand deals.
         workers: processes to use; the results do not depend on it.
-        loader: builds a player from a spec (default :func:`training.players.load_player`).
+        loader: builds a player from a spec (default :func:`pisti_env.agents.make_player` for
+            the table's settings).
         chunk: games per job (0: automatic).
         progress: called with the number of games just finished, for a progress bar.
     """
     if loader is None:
-        from .players import load_player as loader
+        loader = functools.partial(make_player, settings=table.settings)
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise ValueError(f"count must be an int >= 0, got {count!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:

@@ -7,8 +7,9 @@ Examples::
     pisti-eval expert greedy --players 4 --matches 200 --target 151 --workers 2
 
 Players are baseline names (``random``, ``greedy``, ``expert``, ``pimc``, with options as
-``pimc:n=32,rollout=random``) or checkpoint paths (read by the trainer's
-``training.load_policy``). Two sides (2 players, or 4 in partnerships, R4) make a table of two
+``pimc:n=32,rollout=random``) or checkpoint paths, built by the one registry
+(:func:`pisti_env.agents.make_player`; a checkpoint needs torch, read by the trainer's
+``load_policy``). Two sides (2 players, or 4 in partnerships, R4) make a table of two
 players; with 3 or 4 players without partnerships a table seats that many. With more players
 than a table holds every combination plays (a round-robin ladder); with fewer, the players
 take the seats in turn (``A B A`` for two players at a 3-seat table).
@@ -20,6 +21,8 @@ produced it, ``ladder.png`` and ``heatmap.png`` in ``--out``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import itertools
 import os
 import sys
@@ -28,17 +31,17 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from pisti_env import make_settings
-from pisti_env.agents.base import Player
+from pisti_env import Settings, make_settings
+from pisti_env.agents import Player, make_player
 
+from ..flags import add_settings_arguments, values_of
 from .analysis import ladder_ratings, summarize_table, win_matrices
 from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, run_games
-from .players import load_player
 from .report import format_report, versions, write_json
-from .variant_flags import add_variant_arguments, variant_settings
 
 RATING_METHOD_2 = "Bradley–Terry on hand outcomes (draw = half a win), Elo scale"
 RATING_METHOD_N = "Bradley–Terry on the pairwise outcomes within each hand (draw = half a win), Elo scale"
+SETTING_FLAGS = [f.name for f in dataclasses.fields(Settings) if f.name != "target"]  # --target: the matches' own
 
 
 def _check_count(name: str, value: Any, minimum: int = 0) -> int:
@@ -84,8 +87,9 @@ def evaluate(
         seed: master seed; the same seed deals the same games.
         workers: processes (the figures do not depend on it).
         bootstrap: resamples for the rating intervals.
-        seatings: how each deal is seated, see :func:`training.duplicate.make_seatings`.
-        loader: builds a player from a spec (default :func:`training.players.load_player`).
+        seatings: how each deal is seated, see :func:`training.harness.duplicate.make_seatings`.
+        loader: builds a player from a spec (default :func:`pisti_env.agents.make_player` for
+            the table's settings, which refuses a checkpoint trained for another game).
         progress: show a progress bar (tqdm) on stderr.
         **variants: other game settings of RULES.md (``double_pisti``, ``last_card_pisti``, …).
     """
@@ -102,7 +106,7 @@ def evaluate(
         raise ValueError("nothing to play: deals and matches are both 0")
     hand_settings = make_settings(num_players=num_players, partnerships=partnerships, target=None, **variants)
     match_settings = make_settings(num_players=num_players, partnerships=partnerships, target=target, **variants)
-    loader = loader or load_player
+    loader = loader or functools.partial(make_player, settings=hand_settings)
     for spec in specs:  # fail early, in this process, on a bad spec
         loader(spec)
     names = unique_names(specs)
@@ -206,14 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pisti-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("players", nargs="+", help="baseline names (random, greedy, expert, pimc[:n=32]) or checkpoint paths")
-    parser.add_argument("--players", dest="num_players", type=int, default=2, help="seats at the table: 2, 3 or 4 (R3)")
-    parser.add_argument("--no-partnerships", action="store_true", help="4 players each for themselves (R4)")
     parser.add_argument("--ladder", action="store_true",
                         help="round-robin ladder (implied when more players are given than a table holds)")
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per table (default 2000)")
     parser.add_argument("--matches", type=int, default=100, help="duplicate matches per table (default 100; 0: none)")
     parser.add_argument("--target", type=int, default=151, help="match target (R24, default 151)")
-    add_variant_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     parser.add_argument("--workers", type=int, default=default_workers(), help="processes (default: every core)")
     parser.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the rating intervals")
@@ -222,16 +223,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default=None, help="output folder (default runs/eval_<players>)")
     parser.add_argument("--no-plots", action="store_true", help="write report.json only")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_settings_arguments(parser, exclude=("target",))  # matches use --target; deals are single hands
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    settings = values_of(args, SETTING_FLAGS)
     try:
         report = evaluate(
             args.players,
-            num_players=args.num_players,
-            partnerships=False if args.no_partnerships else None,
             deals=args.deals,
             matches=args.matches,
             target=args.target,
@@ -240,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             bootstrap=args.bootstrap,
             seatings=args.seatings,
             progress=not args.quiet,
-            **variant_settings(args),
+            **settings,
         )
     except (ValueError, TypeError, RuntimeError) as err:
         print(f"pisti-eval: error: {err}", file=sys.stderr)

@@ -8,7 +8,7 @@ other seat. Controllers are drawn again whenever a game restarts.
 A rollout records one decision per batch step and game: the mover's observation, mask, card,
 log-probability and value, its seat, whether the learner made it, and (for a privileged value
 network) the hidden information the value read; plus every seat's
-rewards and the done flags, from which :func:`training.ppo.assign_seat_rewards` credits each
+rewards and the done flags, from which :func:`training.trainer.ppo.assign_seat_rewards` credits each
 decision with its own seat's rewards.
 """
 
@@ -23,7 +23,7 @@ import torch
 from pisti_env.batched import BatchedPisti
 
 from .network import ActorCritic, autocast, log_probs, sample
-from .opponents import OpponentPool
+from .pool import OpponentPool
 
 LEARNER = -1  # controller code of the learner (pool entries are 0, 1, ...)
 
@@ -185,7 +185,7 @@ class SelfPlayCollector:
             margin = float(self.episode_return[b, learner_seats[0]]) if learner_seats.numel() else 0.0
             opponents = controllers[controllers != LEARNER].unique().tolist()
             for index in opponents:
-                self.pool.entries[index].record(margin)
+                self.pool.record(index, margin)
             if opponents:
                 self._finished.append(margin)
         self.episode_return[done] = 0.0

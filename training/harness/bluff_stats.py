@@ -1,6 +1,6 @@
 """How two players bluff and answer in the bluff variant (R29), over duplicate deals.
 
-``pisti-bluff-stats`` (``python -m training.bluff_stats``) plays single hands with
+``pisti-bluff-stats`` (``python -m training.harness.bluff_stats``) plays single hands with
 ``bluff=True`` between two players (baselines by name or checkpoint paths, as ``pisti-eval``),
 each deal once with each player first, and counts for each player:
 
@@ -22,12 +22,16 @@ import sys
 from collections import Counter
 from typing import Any, Sequence
 
-from pisti_env.agents import SeatView
+from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.agents import SeatView, make_player
 from pisti_env.cards import RANK
-from pisti_env.game import BELIEVE, CHALLENGE, FACE_DOWN, Game
+from pisti_env.game import Game
 from pisti_env.rules import make_settings
 
-from .players import load_player
+from ..flags import add_settings_arguments, values_of
+
+# Fixed by what is measured: two players, single hands, the bluff variant; every other setting is a flag.
+FIXED = ("num_players", "partnerships", "target", "decks", "bluff")
 
 
 COUNTS = (
@@ -41,7 +45,7 @@ def bluff_statistics(specs: Sequence[str], deals: int, seed: int = 0, **settings
     if len(specs) != 2:
         raise ValueError(f"bluff statistics compare two players, got {len(specs)}: {list(specs)}")
     game_settings = make_settings(num_players=2, target=None, bluff=True, **settings)
-    players = [load_player(spec, seed) for spec in specs]
+    players = [make_player(spec, seed, settings=game_settings) for spec in specs]
     counts = [Counter() for _ in specs]
     for deal in range(deals):
         for first in (0, 1):
@@ -103,11 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("players", nargs=2, help="two player specs (baseline names or checkpoint paths)")
     p.add_argument("--deals", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--bluff-jack-double", action="store_true")
     p.add_argument("--out", help="write the figures as JSON to this file")
+    variants = add_settings_arguments(p, exclude=FIXED)
     args = p.parse_args(argv)
     try:
-        report = bluff_statistics(args.players, args.deals, args.seed, bluff_jack_double=args.bluff_jack_double)
+        report = bluff_statistics(args.players, args.deals, args.seed, **values_of(args, variants))
     except (ValueError, TypeError) as error:
         print(f"pisti-bluff-stats: error: {error}", file=sys.stderr)
         return 2

@@ -1,7 +1,7 @@
 """From game records to the figures of the report: paired score differences, win rates,
 per-seat means and the rating ladder.
 
-Records come from :func:`training.duplicate.run_games`: one list per deal (or match) with one
+Records come from :func:`training.harness.duplicate.run_games`: one list per deal (or match) with one
 record per seating, and ``seatings[k][seat]`` is the entry (a player being compared) in that
 seat at seating ``k``. An entry's score in a game is its side's total (R20–R24), averaged over
 its seats if it holds several.

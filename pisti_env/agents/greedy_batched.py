@@ -1,0 +1,89 @@
+"""The batched form of ``greedy`` (:meth:`GreedyAgent.act_batch`): the same choices for a whole
+batch of the batched engine's observations and masks, ties broken at random.
+
+This module imports torch; :mod:`pisti_env.agents.greedy` imports it only when a batched form
+is asked for, so ``import pisti_env`` never does.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..actions import BELIEVE, CHALLENGE
+from ..cards import JACK, NUM_CARD_IDS, RANK, TEN_DIAMONDS
+from ..observation import CARDS_SCALE, HAND_SCALE, ObservationLayout
+from ..rules import Settings
+from ..scoring import PISTI_POINTS, POINTS
+from .greedy import JACK_DISCARD_COST
+
+# Tie-break noise added to keys that are spaced 1 apart (values are doubled, then +1 for a rank
+# match over a Jack): below 1, it only ever reorders cards of equal key.
+TIE_NOISE = 0.5
+
+
+class BatchedGreedy:
+    """``greedy`` for a batch of observations: the capture worth most (pile points it has seen
+    plus any pişti, R10–R17; a rank match before a Jack on equal value), else the cheapest card
+    (fewest points, Jacks last). With the bluff variant (R29) it never plays face down and
+    believes every claim unless no card of the lone card's rank is left unseen (then the claim
+    is surely false). (The Python ``greedy`` also challenges when the face-down card is the
+    shown stock-bottom card of R28 and not of the rank; the observation cannot tell that card
+    in a claim from one still in the stock, so here that rare case is believed.)
+
+    Args:
+        settings: the game the observations come from (their layout, the pişti variants).
+        device: where the lookup tables live (that of the observations).
+    """
+
+    def __init__(self, settings: Settings, device: torch.device | str = "cpu") -> None:
+        self.settings = settings
+        self.layout = ObservationLayout(settings)
+        self.rank = torch.tensor(RANK[:NUM_CARD_IDS], device=device)
+        self.points = torch.tensor(POINTS[:NUM_CARD_IDS], dtype=torch.float32, device=device)
+        self.is_jack = self.rank == JACK
+        self.discard_cost = self.points + JACK_DISCARD_COST * self.is_jack
+
+    def __call__(self, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        choice = self._play(observation, mask[:, :NUM_CARD_IDS], generator)
+        if mask.shape[1] == NUM_CARD_IDS:
+            return choice
+        # R29: answering a claim (the only decision whose mask offers BELIEVE).
+        top_rank = self.rank[observation[:, self.layout["pile_top"]].argmax(1)]
+        unseen = observation[:, self.layout["unseen"]]
+        unseen_of_rank = (unseen * (self.rank[None, :] == top_rank[:, None])).sum(1)
+        answer = torch.where(unseen_of_rank == 0, CHALLENGE, BELIEVE)
+        return torch.where(mask[:, BELIEVE], answer, choice)
+
+    def _play(self, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """The face-up card to play (``mask``: the card ids)."""
+        layout, s = self.layout, self.settings
+        top = observation[:, layout["pile_top"]]
+        has_top = top.sum(1) > 0
+        top_id = top.argmax(1)
+        top_rank = self.rank[top_id]
+        known_pile = observation[:, layout["pile_face_up"]] + observation[:, layout["pile_public_jack"]]
+        pile_points = known_pile @ self.points  # (B,)
+        pile_size = (observation[:, layout["pile_size"]][:, 0] * CARDS_SCALE).round()
+        cards_left = (
+            observation[:, layout["hand_sizes"]].sum(1) * HAND_SCALE + observation[:, layout["stock_size"]][:, 0] * CARDS_SCALE
+        ).round()
+        same_rank = self.rank[None, :] == top_rank[:, None]
+        captures = mask & has_top[:, None] & (same_rank | self.is_jack[None, :])
+
+        # Pişti value of each card on this pile (R13, R14, R16, R17).
+        lone = (pile_size == 1)[:, None]
+        plain = lone & same_rank & ~self.is_jack[None, :]
+        jack_on_jack = lone & self.is_jack[None, :] & (top_rank == JACK)[:, None]
+        pisti = plain * float(PISTI_POINTS) + jack_on_jack * float(s.double_pisti)
+        if not s.last_card_pisti:
+            pisti = pisti * (cards_left != 1)[:, None]
+        if s.ten_diamonds_pisti_bonus:
+            with_ten = (torch.arange(NUM_CARD_IDS, device=mask.device) == TEN_DIAMONDS)[None, :] | (top_id == TEN_DIAMONDS)[:, None]
+            pisti = pisti + (pisti > 0) * with_ten * float(s.ten_diamonds_pisti_bonus)
+
+        noise = torch.rand(mask.shape, generator=generator, device=mask.device) * TIE_NOISE
+        capture_key = (pile_points[:, None] + pisti) * 2 + (~self.is_jack)[None, :] + noise
+        capture_choice = capture_key.masked_fill(~captures, -1.0).argmax(1)
+        discard_key = -(self.discard_cost[None, :] * 2) + noise
+        discard_choice = discard_key.masked_fill(~mask, -1e9).argmax(1)
+        return torch.where(captures.any(1), capture_choice, discard_choice)

@@ -1,0 +1,136 @@
+"""Command-line flags generated from a dataclass: one flag per field, its help taken from the
+field's entry in the class docstring, its type from the annotation. ``pisti-train`` builds its
+whole command line this way from :class:`~training.trainer.config.TrainConfig`, and every CLI
+takes the rule variants from :class:`pisti_env.rules.Settings`' own field list
+(:func:`add_settings_arguments`), so a new setting or config field is a flag without more code.
+
+Flags are ``--field-name``; booleans get ``--x/--no-x``; ``X | None`` fields accept ``none``;
+tuples take several values; ints accept ``1.2e7``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import types
+import typing
+from typing import Any, Callable, Iterable, Mapping
+
+from pisti_env.rules import Settings
+
+# Shorter names the command lines have always used for some settings.
+SETTINGS_ALIASES = {"num_players": ("--players",), "ten_diamonds_pisti_bonus": ("--ten-diamonds-bonus",)}
+
+_ENTRY = re.compile(r"^(\s+)([a-z_][a-z0-9_]*):\s+(.*)$")
+
+
+def field_docs(cls: type) -> dict[str, tuple[str, str]]:
+    """Per field of dataclass ``cls``: (section heading, help text) from its docstring, whose
+    entries read ``name: text`` (continued on deeper-indented lines) under headings."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    docs: dict[str, tuple[str, str]] = {}
+    section, current, indent = "", None, None
+    for line in (cls.__doc__ or "").splitlines()[1:]:
+        match = _ENTRY.match(line)
+        depth = len(line) - len(line.lstrip())
+        if match and match.group(2) in names and (indent is None or depth == indent):
+            indent, current = depth, match.group(2)
+            docs[current] = (section, match.group(3).strip())
+        elif line.strip() and indent is not None and depth > indent and current:
+            docs[current] = (docs[current][0], docs[current][1] + " " + line.strip())
+        elif line.strip() and (indent is None or depth < indent):
+            section, current = line.strip().rstrip(":"), None
+        else:
+            current = None if not line.strip() else current
+    return docs
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)
+        if not value.is_integer():
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        return int(value)
+
+
+def _optional(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        return None if text.strip().lower() == "none" else convert(text)
+
+    parse.__name__ = getattr(convert, "__name__", "value")
+    return parse
+
+
+def _kind(annotation: Any) -> tuple[Any, bool]:
+    """(base type, optional) of an annotation such as ``int | None``."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args[0], len(args) < len(typing.get_args(annotation))
+    return annotation, False
+
+
+def add_dataclass_arguments(
+    parser: argparse.ArgumentParser,
+    cls: type,
+    *,
+    exclude: Iterable[str] = (),
+    aliases: Mapping[str, tuple[str, ...]] | None = None,
+    converters: Mapping[str, Callable[[str], Any]] | None = None,
+    title: str | None = None,
+) -> list[str]:
+    """Add a flag per field of ``cls`` (but ``exclude``), grouped by the docstring's headings
+    (or all under ``title``); returns the fields added. Defaults are the dataclass's, help the
+    docstring's. ``aliases`` give extra flag names, ``converters`` replace a field's parser."""
+    aliases, converters = aliases or {}, converters or {}
+    hints = typing.get_type_hints(cls)
+    docs = field_docs(cls)
+    groups: dict[str, Any] = {}
+    added = []
+    for f in dataclasses.fields(cls):
+        if f.name in exclude:
+            continue
+        section, text = docs.get(f.name, ("", ""))
+        heading = title or section or cls.__name__
+        group = groups.get(heading) or groups.setdefault(heading, parser.add_argument_group(heading))
+        flags = [*aliases.get(f.name, ()), "--" + f.name.replace("_", "-")]
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        base, optional = _kind(hints[f.name])
+        text = text.replace("%", "%%")
+        if base is bool:
+            group.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction, default=default,
+                               help=f"{text} (default: {default})")
+        else:
+            nargs = None
+            if typing.get_origin(base) is tuple:
+                base, nargs = typing.get_args(base)[0], "+"
+            convert = converters.get(f.name) or (_int if base is int else base)
+            if optional:
+                convert = _optional(convert)
+            shown = " ".join(map(str, default)) if isinstance(default, tuple) else default
+            group.add_argument(*flags, dest=f.name, type=convert, nargs=nargs, default=default,
+                               metavar=getattr(base, "__name__", "VALUE").upper(), help=f"{text} (default: {shown})")
+        added.append(f.name)
+    return added
+
+
+def values_of(args: argparse.Namespace, names: Iterable[str]) -> dict[str, Any]:
+    """The parsed values of ``names`` (tuples for the several-valued flags)."""
+    return {n: tuple(v) if isinstance(v := getattr(args, n), list) else v for n in names}
+
+
+def _target(text: str) -> int | None:
+    value = _int(text)
+    return value or None
+
+
+def add_settings_arguments(parser: argparse.ArgumentParser, exclude: Iterable[str] = ()) -> list[str]:
+    """The rule-variant flags, one per field of :class:`Settings` (but ``exclude``), with the
+    shorter names ``--players`` and ``--ten-diamonds-bonus``; ``--target 0`` (or ``none``) plays
+    single hands. Returns the setting names added."""
+    return add_dataclass_arguments(
+        parser, Settings, exclude=exclude, aliases=SETTINGS_ALIASES, converters={"target": _target},
+        title="game settings (RULES.md)",
+    )

@@ -1,0 +1,124 @@
+"""A trained checkpoint as a player (:class:`CheckpointPlayer`) for any seat: the one player
+protocol of :mod:`pisti_env.agents.base`, single decisions and batches.
+
+``load_policy(path)`` reads a checkpoint directory; ``make_player(path)`` of the registry calls
+it for a spec that is a path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from pisti_env.agents.view import SeatView
+from pisti_env.rules import Settings, make_settings
+
+from .checkpoint import MODEL_FILE, CheckpointError, check_settings, load_tensors, read_metadata
+from .network import PolicyNetwork, log_probs, sample
+
+# The settings only of the match context (which the policy sees in its observation); every
+# other field of Settings changes the game a policy was trained for.
+MATCH_CONTEXT = ("target", "win_margin")
+GAME_DEFINING = tuple(f.name for f in dataclasses.fields(Settings) if f.name not in MATCH_CONTEXT)
+
+
+class CheckpointPlayer:
+    """A policy network as a player.
+
+    ``act(view)`` takes a :class:`~pisti_env.agents.SeatView` (or the environment's observation
+    dict, ``"observation"`` and ``"action_mask"``, as in an AEC loop) and returns an action id;
+    ``act_batch(observation, mask, generator)`` chooses for a batch of the batched engine's
+    tensors. Deterministic: the most likely legal action; else a sample, from the player's own
+    generator (reseeded by ``reset(seed)``) or the one ``act_batch`` is given.
+
+    Args:
+        network: the policy network (put in eval mode).
+        metadata: the checkpoint's metadata; ``settings`` (a dict) are the game it was trained
+            for, ``name`` its label.
+        deterministic: play the most likely legal action (else sample).
+    """
+
+    def __init__(self, network: PolicyNetwork, metadata: Mapping[str, Any], deterministic: bool = True) -> None:
+        self.network = network.eval()
+        self.metadata = dict(metadata)
+        self.settings: dict[str, Any] = self.metadata.get("settings", {})
+        self.deterministic = deterministic
+        self.generator = torch.Generator().manual_seed(0)
+        self.name = self.metadata.get("name", "policy")
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the sampling generator (``None``: seed 0)."""
+        self.generator.manual_seed(0 if seed is None else int(seed))
+
+    @torch.no_grad()
+    def act(self, view: SeatView | Mapping[str, Any]) -> int:
+        """The action for one decision; raises ``ValueError`` for an observation of another
+        size than the network's (a checkpoint of other game settings)."""
+        observation = view.observation() if isinstance(view, SeatView) else view
+        vector = np.asarray(observation["observation"], dtype=np.float32)
+        if vector.shape != (self.network.observation_size,):
+            raise ValueError(
+                f"policy {self.name!r} expects observations of size {self.network.observation_size} "
+                f"(game settings {self.settings}), got shape {vector.shape}: other game settings?"
+            )
+        mask = torch.as_tensor(np.asarray(observation["action_mask"]) > 0)[None]
+        if not bool(mask.any()):
+            raise ValueError(f"policy {self.name!r} was asked to act with no legal action")
+        return int(self.act_batch(torch.from_numpy(vector)[None], mask, self.generator))
+
+    @torch.no_grad()
+    def act_batch(
+        self, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator | None = None
+    ) -> torch.Tensor:
+        """One legal action per row (``generator``, default the player's own, draws samples)."""
+        logits = self.network(observation)
+        if self.deterministic:
+            return log_probs(logits, mask).argmax(1)
+        return sample(logits, mask, self.generator if generator is None else generator)
+
+    def __repr__(self) -> str:
+        return f"CheckpointPlayer({self.name!r}, deterministic={self.deterministic})"
+
+
+def load_policy(
+    path: str | os.PathLike,
+    deterministic: bool = True,
+    settings: Settings | Mapping[str, Any] | None = None,
+    device: str = "cpu",
+) -> CheckpointPlayer:
+    """Load a checkpoint directory's policy as a player.
+
+    Args:
+        path: the checkpoint directory (a training checkpoint or a shipped policy).
+        deterministic: play the most likely legal action (else sample).
+        settings: if given (a :class:`Settings` or its keyword dict), the game it will play; a
+            checkpoint trained for another game (any setting but the match context: players,
+            partnerships, decks, scoring variants, bluff) raises :class:`CheckpointError`.
+        device: where the network lives.
+    """
+    metadata = read_metadata(path)
+    try:
+        observation_size = int(metadata["observation_size"])
+        card_features = int(metadata["card_features"])
+        hidden_sizes = [int(h) for h in metadata["hidden_sizes"]]
+        num_actions = make_settings(**metadata["settings"]).num_actions
+    except (KeyError, TypeError, ValueError):
+        raise CheckpointError(
+            f"{path}: metadata lacks the game settings or the network shape "
+            "(settings, observation_size, card_features, hidden_sizes)"
+        ) from None
+    if settings is not None:
+        wanted = (settings if isinstance(settings, Settings) else make_settings(**settings)).to_dict()
+        check_settings(metadata, {k: wanted[k] for k in GAME_DEFINING}, path)
+    network = PolicyNetwork(observation_size, card_features, hidden_sizes, num_actions)
+    weights = load_tensors(path, MODEL_FILE, metadata)
+    state = {k.removeprefix("policy."): v for k, v in weights.items() if k.startswith("policy.")}
+    try:
+        network.load_state_dict(state)
+    except RuntimeError as error:
+        raise CheckpointError(f"{path}: weights do not fit the recorded network shape: {error}") from None
+    return CheckpointPlayer(network.to(device), metadata, deterministic)
