@@ -8,17 +8,17 @@ import random
 import numpy as np
 
 from . import env as make_env
+from .flags import add_settings_arguments, values_of
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Play one Pişti game with random legal moves and print it.")
-    parser.add_argument("--players", type=int, default=2, help="2, 3 or 4 (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="deal and policy seed (default 0)")
-    parser.add_argument("--target", type=int, default=None, help="match target; default: a single hand")
     parser.add_argument("--quiet", action="store_true", help="print only the final result")
+    settings = add_settings_arguments(parser, defaults={"target": None})  # one hand unless a target is given
     args = parser.parse_args(argv)
 
-    env = make_env(num_players=args.players, target=args.target, render_mode="ansi")
+    env = make_env(**values_of(args, settings), render_mode="ansi")
     env.reset(seed=args.seed)
     rng = random.Random(args.seed)
     totals = {agent: 0.0 for agent in env.possible_agents}

@@ -766,21 +766,3 @@ def new_game(
 ) -> Game:
     """Convenience: ``Game(make_settings(**settings), seed=..., deck=..., dealer=...)``."""
     return Game(make_settings(**settings), seed=seed, deck=deck, dealer=dealer)
-
-
-# --- TRANSITIONAL (issue 11) ----------------------------------------------------------------
-# Re-exports of the rule facts now owned by pisti_env.locations, .actions, .cards, .scoring and
-# .counters, kept only so that the tests can still import them from here until their imports are
-# rewritten. Nothing in pisti_env may use them; delete this whole block then.
-from .actions import BELIEVE, CHALLENGE, FACE_DOWN, action_to_text  # noqa: E402,F401,F811
-from .cards import HAND_SIZE, TABLE_SIZE  # noqa: E402,F401,F811
-from .counters import BLUFF_COUNTERS  # noqa: E402,F401
-from .locations import NOBODY, PLAYED_BY  # noqa: E402,F401
-from .scoring import BLUFF_STAKE, MAJORITY_POINTS, PISTI_POINTS  # noqa: E402,F401
-
-LOC_STOCK, LOC_STOCK_SHOWN, LOC_HAND, LOC_HAND_SHOWN = loc.STOCK, loc.STOCK_SHOWN, loc.HAND, loc.HAND_SHOWN
-LOC_PILE_UP, LOC_PILE_JACK, LOC_PILE_HIDDEN = loc.PILE_UP, loc.PILE_JACK, loc.PILE_HIDDEN
-LOC_CAPT_SHOWN, LOC_CAPT_HIDDEN = loc.CAPT_SHOWN, loc.CAPT_HIDDEN
-LOC_PILE_DOWN, LOC_CAPT_DOWN, LOC_PILE_DOWN_SHOWN = loc.PILE_DOWN, loc.CAPT_DOWN, loc.PILE_DOWN_SHOWN
-unknown_location_codes = loc.unknown_codes
-# --- end TRANSITIONAL ------------------------------------------------------------------------

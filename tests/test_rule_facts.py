@@ -41,15 +41,8 @@ NEVER_NAMED = {22, 52, 104, 105, 106}  # no tunable takes these values: a named 
 RULE_MODULI = {13, 52}  # rank and card id of a card
 # (module path, literal, why it is not a rule value). Prefer a named constant to an entry here.
 ALLOWED: set[tuple[str, float, str]] = {
-    ("training/checkpoint.py", 20, "1 << 20: the 1 MiB read size when hashing a file"),
-    ("training/stats.py", 10.0, "Elo's log base: 400 rating points per factor of 10 in odds"),
-}
-# Modules another part of issue 11 converts; their hits are expected until it is merged. Strict:
-# a module that scans clean fails here until it is taken off this list.
-PENDING = {
-    "training/network.py",
-    "training/opponents.py",
-    "training/variant_flags.py",
+    ("training/trainer/checkpoint.py", 20, "1 << 20: the 1 MiB read size when hashing a file"),
+    ("training/harness/stats.py", 10.0, "Elo's log base: 400 rating points per factor of 10 in odds"),
 }
 
 
@@ -140,10 +133,7 @@ def rule_literal_hits(rel: str, source: str, foundation: frozenset[str] | set[st
 MODULES = scanned_modules()
 
 
-PENDING_MARK = pytest.mark.xfail(strict=True, reason="another part of issue 11 converts it")
-
-
-@pytest.mark.parametrize("rel", [pytest.param(rel, marks=[PENDING_MARK] if rel in PENDING else []) for rel in MODULES])
+@pytest.mark.parametrize("rel", MODULES)
 def test_no_rule_value_as_a_bare_literal(rel):
     hits = rule_literal_hits(rel, (ROOT / rel).read_text(encoding="utf-8"), foundation_names())
     where = "pisti_env.scoring/locations/actions/counters/cards"
@@ -166,9 +156,8 @@ def test_scan_finds_what_it_must():
     ]
 
 
-def test_allowlist_and_pending_name_real_modules():
+def test_allowlist_names_real_modules():
     assert {path for path, _, _ in ALLOWED} <= set(MODULES)
-    assert PENDING <= set(MODULES)
 
 
 # --------------------------------------------------------------------------- scoring vs RULES.md

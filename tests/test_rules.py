@@ -20,6 +20,7 @@ import pytest
 import pisti_env
 from pisti_env import Game, ObservationEncoder, make_settings, new_game, parse_card
 from pisti_env import game as game_mod
+from pisti_env import locations
 from pisti_env.cards import card_to_text
 
 from helpers import (  # tests/helpers.py; pytest puts tests/ on sys.path
@@ -53,7 +54,7 @@ def two_player(plays: str, table=TABLE, **settings) -> Game:
 
 def hidden_in_pile(g: Game) -> int:
     """Table cards in the pile never turned face up (R8); also checks the engine's public count."""
-    count = sum(1 for c in g.pile if g.where[c] == game_mod.LOC_PILE_HIDDEN)
+    count = sum(1 for c in g.pile if g.where[c] == locations.PILE_HIDDEN)
     assert g.pile_hidden == count
     return count
 
@@ -273,9 +274,9 @@ def test_R6_deal_order(n):
         d = [C(c) for c in deck]
         # R6.1: items 0-3 to the table, item 0 at the bottom, item 3 on top and face up.
         assert g.pile == d[:4]
-        assert g.where[d[3]] == game_mod.LOC_PILE_UP
+        assert g.where[d[3]] == locations.PILE_UP
         for c in d[:3]:
-            assert g.where[c] == game_mod.LOC_PILE_HIDDEN
+            assert g.where[c] == locations.PILE_HIDDEN
         assert hidden_in_pile(g) == 3
         # R6.2: one card at a time, starting with the seat after the dealer, four times round.
         first = (dealer + 1) % n
@@ -283,7 +284,7 @@ def test_R6_deal_order(n):
             seat = (first + j) % n
             assert sorted(g.hands[seat]) == sorted(d[4 + k * n + j] for k in range(4))
             for c in g.hands[seat]:
-                assert g.where[c] == game_mod.LOC_HAND + seat
+                assert g.where[c] == locations.HAND + seat
         # R6.3: the rest is the stock, in order.
         assert g.stock_pos == 4 + 4 * n
         assert g.stock_size == 48 - 4 * n
@@ -295,8 +296,8 @@ def test_R7_jack_on_top_goes_to_the_bottom_and_is_public():
     g = two_player("", table=codes("2H 5S KD JC"))
     assert g.pile == ids("JC 2H 5S KD")
     assert g.pile_top == C("KD")
-    assert g.where[C("JC")] == game_mod.LOC_PILE_JACK
-    assert g.where[C("KD")] == game_mod.LOC_PILE_UP
+    assert g.where[C("JC")] == locations.PILE_JACK
+    assert g.where[C("KD")] == locations.PILE_UP
     assert hidden_in_pile(g) == 2
     for seat in (0, 1):  # everyone saw it
         assert obs_plane(g, seat, "pile_public_jack")[C("JC")] == 1
@@ -309,22 +310,22 @@ def test_R7_several_jacks_on_top():
     # J♣ to the bottom, then J♦ (now on top) to the bottom; 5♠ is turned up.
     assert g.pile == ids("JD JC 2H 5S")
     assert g.pile_top == C("5S")
-    assert g.where[C("JD")] == g.where[C("JC")] == game_mod.LOC_PILE_JACK
-    assert g.where[C("2H")] == game_mod.LOC_PILE_HIDDEN
+    assert g.where[C("JD")] == g.where[C("JC")] == locations.PILE_JACK
+    assert g.where[C("2H")] == locations.PILE_HIDDEN
     g = two_player("", table=codes("2H JH JD JC"))
     assert g.pile_top == C("2H") and hidden_in_pile(g) == 0
     assert sorted(g.pile[:3]) == sorted(ids("JH JD JC"))
     # A Jack below the top card is not moved and stays face down.
     g = two_player("", table=codes("JS 5S KD 7C"))
-    assert g.pile == ids("JS 5S KD 7C") and g.where[C("JS")] == game_mod.LOC_PILE_HIDDEN
+    assert g.pile == ids("JS 5S KD 7C") and g.where[C("JS")] == locations.PILE_HIDDEN
 
 
 def test_R7_public_jacks_when_captured_stay_public_hidden_cards_do_not():
     g = two_player("7D", table=codes("2H 5S 7C JC"))
     assert g.pile_top == C("7C")
     play(g, ["7D"], seats=[F])
-    assert g.where[C("JC")] == game_mod.LOC_CAPT_SHOWN + F
-    assert g.where[C("2H")] == game_mod.LOC_CAPT_HIDDEN + F
+    assert g.where[C("JC")] == locations.CAPT_SHOWN + F
+    assert g.where[C("2H")] == locations.CAPT_HIDDEN + F
     assert g.public_points[F] == 1  # the public J♣ counts publicly
     assert g.card_points[F] == 1
 
@@ -388,7 +389,7 @@ def test_R8_hidden_table_cards_known_only_to_the_capturing_side():
         assert all(obs_plane(g, seat, "pile_face_up")[c] == 0 for c in hidden)
     play(g, ["7D"], seats=[F])
     for c in hidden:
-        assert g.where[c] == game_mod.LOC_CAPT_HIDDEN + F
+        assert g.where[c] == locations.CAPT_HIDDEN + F
     assert g.card_points[F] == 6
     assert g.public_points[F] == 0 and g.public_total[F] == 0  # only F can count them
     # F sees them among its own captures; O does not (they stay unseen for O).
@@ -475,7 +476,7 @@ def test_R10_rank_capture_takes_the_whole_pile():
     assert g.captured_count == [8, 0] and g.pile == []
     assert g.last_capturer == O
     for c in ids("9C 4H 6D 6S 7C"):
-        assert g.where[c] == game_mod.LOC_CAPT_SHOWN + O
+        assert g.where[c] == locations.CAPT_SHOWN + O
 
 
 # ============================================================================ R11
@@ -484,7 +485,7 @@ def test_R11_jack_takes_whatever_top_and_lies_on_an_empty_pile():
     play(g, ["JC"], seats=[F])  # J♣ on 7♣ takes the 4-card pile
     assert g.captured_count == [0, 5] and g.pile == [] and g.last_capturer == F
     play(g, ["JD"], seats=[O])  # on an empty pile: takes nothing, lies there
-    assert g.pile == ids("JD") and g.where[C("JD")] == game_mod.LOC_PILE_UP
+    assert g.pile == ids("JD") and g.where[C("JD")] == locations.PILE_UP
     assert g.captured_count == [0, 5] and g.last_capturer == F
     play(g, ["KC"], seats=[F])  # a King on the Jack stays (R12)
     assert g.pile == ids("JD KC")
@@ -505,7 +506,7 @@ def test_R12_otherwise_the_card_stays_on_top():
     g = two_player("9C 8D QS")
     play(g, ["9C"], seats=[F])
     assert g.pile == ids("2H 5S KD 7C 9C") and g.pile_top == C("9C")
-    assert g.where[C("9C")] == game_mod.LOC_PILE_UP
+    assert g.where[C("9C")] == locations.PILE_UP
     play(g, codes("8D QS"), seats=[O, F])
     assert g.pile_top == C("QS") and len(g.pile) == 7
     assert g.captured_count == [0, 0] and g.last_capturer == -1
@@ -694,7 +695,7 @@ def test_R19_leftover_goes_to_the_last_capturer_and_is_no_pisti():
     assert r[O]["cards"] == before_cards[O]
     assert r[F]["card_points"] == before_points[F] + 1
     assert r[F]["pisti"] == before_pisti[F] and r[O]["pisti"] == before_pisti[O]
-    assert g.where[C("AD")] == game_mod.LOC_CAPT_SHOWN + F
+    assert g.where[C("AD")] == locations.CAPT_SHOWN + F
     assert sum(x["cards"] for x in r) == 52
 
 
@@ -836,7 +837,7 @@ def test_R23_worked_example_as_a_played_hand():
     # Side B: 23 cards with 1 Jack, 3 Aces and the 2♣: 1 + 3 + 2 = 6.
     assert b == {"cards": 23, "card_points": 6, "majority": 0, "pisti": 0, "double_pisti": 0,
                  "pisti_points": 0, "total": 6}
-    jacks_a = [c for c in JACKS if g.where[c] in (game_mod.LOC_CAPT_SHOWN + F, game_mod.LOC_CAPT_HIDDEN + F)]
+    jacks_a = [c for c in JACKS if g.where[c] in (locations.CAPT_SHOWN + F, locations.CAPT_HIDDEN + F)]
     assert sorted(jacks_a) == sorted(ids("JC JH JS"))
     assert g.match_scores[F] == 20 and g.match_scores[O] == 6 and g.winner == F
 
@@ -1060,7 +1061,7 @@ def test_R28_stock_bottom_is_shown_and_goes_to_the_dealer():
         g = new_game(deck=deck, dealer=dealer, num_players=n, show_stock_bottom=True, target=None)
         card = C("5H")
         assert g.stock_bottom == card and g.deck[-1] == card
-        assert g.where[card] == game_mod.LOC_STOCK_SHOWN
+        assert g.where[card] == locations.STOCK_SHOWN
         for seat in range(n):
             assert obs_plane(g, seat, "stock_bottom")[card] == 1
             assert obs_plane(g, seat, "unseen")[card] == 0
@@ -1068,7 +1069,7 @@ def test_R28_stock_bottom_is_shown_and_goes_to_the_dealer():
         while g.stock_size > 0:
             play_random(g, rng)
         assert card in g.hands[dealer]  # the dealer receives the deck's last card
-        assert g.where[card] == game_mod.LOC_HAND_SHOWN + dealer
+        assert g.where[card] == locations.HAND_SHOWN + dealer
         for seat in range(n):
             if seat != dealer:
                 assert obs_plane(g, seat, "stock_bottom")[card] == 1
@@ -1078,7 +1079,7 @@ def test_R28_stock_bottom_is_shown_and_goes_to_the_dealer():
 
 def test_R28_off_by_default():
     g = new_game(deck=deck_with_suffix(TABLE, ["5H"]), dealer=0)
-    assert g.stock_bottom is None and g.where[C("5H")] == game_mod.LOC_STOCK
+    assert g.stock_bottom is None and g.where[C("5H")] == locations.STOCK
     assert all(obs_plane(g, s, "stock_bottom").sum() == 0 for s in (0, 1))
     assert obs_plane(g, 0, "unseen")[C("5H")] == 1
 
@@ -1116,4 +1117,4 @@ def test_R28_two_decks_goes_to_whoever_gets_the_last_card():
             play_random(g, rng)
         receiver = (1 + offset) % n
         assert bottom in g.hands[receiver]
-        assert g.where[bottom] == game_mod.LOC_HAND_SHOWN + receiver
+        assert g.where[bottom] == locations.HAND_SHOWN + receiver

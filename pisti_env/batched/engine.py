@@ -74,7 +74,6 @@ class BatchedPisti:
         """(n,) the side of each seat (R4), on the engine's device."""
         return self.tables.side_of
 
-    _side_of = side_of  # the name training/rollout.py and training/batched_eval.py read
 
     # ------------------------------------------------------------------ public API
     def reset(

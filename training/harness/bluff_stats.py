@@ -28,7 +28,7 @@ from pisti_env.cards import RANK
 from pisti_env.game import Game
 from pisti_env.rules import make_settings
 
-from ..flags import add_settings_arguments, values_of
+from pisti_env.flags import add_settings_arguments, values_of
 
 # Fixed by what is measured: two players, single hands, the bluff variant; every other setting is a flag.
 FIXED = ("num_players", "partnerships", "target", "decks", "bluff")

@@ -34,7 +34,7 @@ import numpy as np
 from pisti_env import Settings, make_settings
 from pisti_env.agents import Player, make_player
 
-from ..flags import add_settings_arguments, values_of
+from pisti_env.flags import add_settings_arguments, values_of
 from .analysis import ladder_ratings, summarize_table, win_matrices
 from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, run_games
 from .report import format_report, versions, write_json

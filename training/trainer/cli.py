@@ -22,7 +22,7 @@ from typing import Sequence
 
 from pisti_env.rules import Settings
 
-from ..flags import add_dataclass_arguments, add_settings_arguments, values_of
+from pisti_env.flags import add_dataclass_arguments, add_settings_arguments, values_of
 from .config import TrainConfig
 
 # The short flags the README and scripts use, besides the generated ``--field-name`` ones.

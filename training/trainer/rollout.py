@@ -117,7 +117,7 @@ class SelfPlayCollector:
         self_play = torch.rand(k, generator=self.generator, device=dev) < self.self_play_share
         opponent = self.pool.draw(k, self.generator).to(dev) if self.pool.entries else torch.zeros(k, dtype=torch.long, device=dev)
         learner_seat = torch.randint(0, n, (k,), generator=self.generator, device=dev)
-        side_of = self.engine._side_of
+        side_of = self.engine.side_of
         learner_side = side_of[learner_seat]
         on_learner_side = side_of[None, :] == learner_side[:, None]  # (k, n)
         if not self.engine.settings.partnerships:

@@ -80,11 +80,13 @@ def add_dataclass_arguments(
     aliases: Mapping[str, tuple[str, ...]] | None = None,
     converters: Mapping[str, Callable[[str], Any]] | None = None,
     title: str | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Add a flag per field of ``cls`` (but ``exclude``), grouped by the docstring's headings
     (or all under ``title``); returns the fields added. Defaults are the dataclass's, help the
-    docstring's. ``aliases`` give extra flag names, ``converters`` replace a field's parser."""
-    aliases, converters = aliases or {}, converters or {}
+    docstring's. ``aliases`` give extra flag names, ``converters`` replace a field's parser,
+    ``defaults`` replace a field's default for this command line."""
+    aliases, converters, defaults = aliases or {}, converters or {}, defaults or {}
     hints = typing.get_type_hints(cls)
     docs = field_docs(cls)
     groups: dict[str, Any] = {}
@@ -96,7 +98,10 @@ def add_dataclass_arguments(
         heading = title or section or cls.__name__
         group = groups.get(heading) or groups.setdefault(heading, parser.add_argument_group(heading))
         flags = [*aliases.get(f.name, ()), "--" + f.name.replace("_", "-")]
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        if f.name in defaults:
+            default = defaults[f.name]
+        else:
+            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
         base, optional = _kind(hints[f.name])
         text = text.replace("%", "%%")
         if base is bool:
@@ -126,11 +131,14 @@ def _target(text: str) -> int | None:
     return value or None
 
 
-def add_settings_arguments(parser: argparse.ArgumentParser, exclude: Iterable[str] = ()) -> list[str]:
+def add_settings_arguments(
+    parser: argparse.ArgumentParser, exclude: Iterable[str] = (), defaults: Mapping[str, Any] | None = None
+) -> list[str]:
     """The rule-variant flags, one per field of :class:`Settings` (but ``exclude``), with the
     shorter names ``--players`` and ``--ten-diamonds-bonus``; ``--target 0`` (or ``none``) plays
-    single hands. Returns the setting names added."""
+    single hands; ``defaults`` override the rules' defaults for this command line. Returns the
+    setting names added."""
     return add_dataclass_arguments(
         parser, Settings, exclude=exclude, aliases=SETTINGS_ALIASES, converters={"target": _target},
-        title="game settings (RULES.md)",
+        title="game settings (RULES.md)", defaults=defaults,
     )
