@@ -1,7 +1,7 @@
 """``pisti-train``: train a Pişti policy by self-play PPO (:func:`training.trainer.train.run`).
 
 Every field of :class:`~training.trainer.config.TrainConfig` is a flag, generated from the
-dataclass with its docstring as help (:mod:`training.flags`), and every game setting of
+dataclass with its docstring as help (:mod:`pisti_env.flags`), and every game setting of
 :class:`pisti_env.rules.Settings` too. With no arguments it trains the default 2-player policy.
 
 Examples::
