@@ -67,7 +67,7 @@ def hashed_decks(
 
 
 def cut_stock_bottom(deck: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:
-    """R28 cut, as ``pisti_env.game``: if the last card is a Jack, move the last non-Jack to the
+    """R28 cut, as ``pisti_env.deal.cut_stock_bottom``: if the last card is a Jack, move the last non-Jack to the
     end of the deck. Out of place."""
     is_jack = rank[deck] == JACK
     idx = torch.arange(NUM_CARD_IDS, device=deck.device).expand_as(deck)

@@ -140,7 +140,7 @@ def play_face_down(t: Tables, state: BatchState, card: torch.Tensor) -> BatchSta
 
 def answer_claim(t: Tables, state: BatchState, challenge: torch.Tensor) -> BatchState:
     """R29: the seat to move believes (``challenge`` False) or challenges the pending claim;
-    scored as ``Game._answer``. Then the seat after the claimant moves (the caller deals or
+    scored as ``pisti_env.claims.answer``. Then the seat after the claimant moves (the caller deals or
     ends the hand when the hands are empty). Rows without a claim compute garbage that the
     caller drops."""
     rows = t.rows

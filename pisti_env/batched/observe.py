@@ -147,7 +147,7 @@ class ObservationWriter:
         return torch.cat([face_up, face_down, pending[:, None].expand(-1, CHALLENGE - BELIEVE + 1)], 1)
 
     def _may_claim(self, state: BatchState) -> torch.Tensor:
-        """(B,) bool, R29 as ``Game._may_claim``: exactly one card on the table, played face up
+        """(B,) bool, R29 as ``pisti_env.claims.may_claim``: exactly one card on the table, played face up
         by another side, no claim pending; with ``last_card_pisti=False`` not on the hand's
         very last card (R16)."""
         t = self.tables
