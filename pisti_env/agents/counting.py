@@ -2,9 +2,10 @@
 
 Which cards a seat cannot identify follows from the location codes alone
 (:func:`~pisti_env.locations.unknown_codes`), so these counts agree with the observation and
-with :meth:`Game.determinize`. Every function answers only what the named seat could count at
-the table, or what every seat can; :class:`~pisti_env.agents.view.SeatView` exposes them as
-its cached attributes, the way players read them.
+with :meth:`Game.determinize`. Each function answers what the named seat could count at the
+table, or what every seat can. They take the whole game, so players never call them: a player
+holds no ``Game``, only a :class:`~pisti_env.agents.view.SeatView`, which exposes them for its
+own seat as cached attributes (``view.unseen``, ``view.unseen_rank_counts``, ...).
 """
 
 from __future__ import annotations

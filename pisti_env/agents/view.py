@@ -4,13 +4,15 @@ A :class:`SeatView` wraps a :class:`~pisti_env.game.Game` and a seat and answers
 questions that seat could answer itself at the table (R30): its own hand, the face-up pile,
 every card shown this hand and who played it, the public counters, hand and stock sizes, the
 shown stock-bottom card (R28), the match scores and the settings; with the bluff variant (R29)
-also the pending claim, the record of this hand's claims and the bluff points and counts. It
-never hands out other hands, the stock order, table cards the seat has not seen or face-down
-cards other seats played and nobody has seen (R31).
+also the pending claim, the record of this hand's claims and the bluff points and counts
+(:class:`ClaimQueries`). It never hands out other hands, the stock order, table cards the seat
+has not seen or face-down cards other seats played and nobody has seen (R31). Its card counting
+is :mod:`~pisti_env.agents.counting` applied to its game and seat.
 
 Building a view is cheap (two attribute stores); everything is computed on first use and
 cached, so a player pays only for what it reads. A view describes the game at the moment it
-was built: build a new one for every decision.
+was built: build a new one for every decision. It never hands out its game; only pimc's
+rollouts, in worlds the search dealt itself, read theirs whole (:class:`pisti_env.agents.pimc.WorldView`).
 
 The harness builds views straight from a ``Game``; inside the PettingZoo environment use
 :func:`view_for_agent`. Players that want the environment's observation vector call
@@ -116,8 +118,7 @@ class SeatView(ClaimQueries):
         seat: the seat whose knowledge the view holds, ``0 .. num_players - 1``.
 
     Raises ``TypeError`` if ``game`` is not a :class:`~pisti_env.game.Game` or ``seat`` is not
-    an int, ``ValueError`` if ``seat`` is out of range. The bluff variant's queries (R29) come
-    from :class:`ClaimQueries`.
+    an int, ``ValueError`` if ``seat`` is out of range.
     """
 
     def __init__(self, game: Game, seat: int) -> None:
