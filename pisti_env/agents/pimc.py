@@ -32,10 +32,23 @@ from .greedy import greedy_card
 from .view import SeatView
 
 
+class WorldView(SeatView):
+    """A seat's view of a world the search dealt itself (:meth:`SeatView.determinize`), which
+    also hands out that whole world (:attr:`world`): nothing real is hidden in a sample, so the
+    rollout players may read all of it. :func:`play_out_hand` builds these; a plain
+    :class:`SeatView` of a real game never hands out the game (R31)."""
+
+    @property
+    def world(self) -> Game:
+        """The determinized game behind this view, every card in it."""
+        return self._game
+
+
 def _world(view: SeatView) -> Game:
-    """The determinized game behind a rollout's view. A rollout player may read all of it: the
-    world is a sample the searching seat dealt itself, so nothing real is hidden in it."""
-    return view._game
+    """The world behind a rollout player's view; ``TypeError`` for the view of a real game."""
+    if not isinstance(view, WorldView):
+        raise TypeError(f"rollout players play only in pimc's own worlds (a WorldView), got {type(view).__name__}")
+    return view.world
 
 
 def _face_up(game: Game) -> list[int]:
@@ -94,11 +107,13 @@ ROLLOUT_PLAYERS = {"random": RandomRollout, "greedy": GreedyRollout, "expert": _
 def play_out_hand(game: Game, player: Player, seed: int, hand_index: int | None = None) -> list[dict[str, int]]:
     """Play ``game`` (in place) with ``player`` for every seat, reseeded with ``seed``, until
     hand number ``hand_index`` (0-based; default: the hand in progress) has ended; returns that
-    hand's per-side result (see :meth:`Game.hand_scores`)."""
+    hand's per-side result (see :meth:`Game.hand_scores`). ``game`` must be a world the caller
+    dealt itself (a determinization or a copy of one): every seat's view of it is a
+    :class:`WorldView`."""
     start = game.hands_completed if hand_index is None else hand_index
     player.reset(seed)
     while not game.done and game.hands_completed == start:
-        game.step(player.act(SeatView(game, game.turn)))
+        game.step(player.act(WorldView(game, game.turn)))
     return game.hand_results[start]
 
 

@@ -4,13 +4,15 @@ A :class:`SeatView` wraps a :class:`~pisti_env.game.Game` and a seat and answers
 questions that seat could answer itself at the table (R30): its own hand, the face-up pile,
 every card shown this hand and who played it, the public counters, hand and stock sizes, the
 shown stock-bottom card (R28), the match scores and the settings; with the bluff variant (R29)
-also the pending claim, the record of this hand's claims and the bluff points and counts. It
-never hands out other hands, the stock order, table cards the seat has not seen or face-down
-cards other seats played and nobody has seen (R31).
+also the pending claim, the record of this hand's claims and the bluff points and counts
+(:class:`ClaimQueries`). It never hands out other hands, the stock order, table cards the seat
+has not seen or face-down cards other seats played and nobody has seen (R31). Its card counting
+is :mod:`~pisti_env.agents.counting` applied to its game and seat.
 
 Building a view is cheap (two attribute stores); everything is computed on first use and
 cached, so a player pays only for what it reads. A view describes the game at the moment it
-was built: build a new one for every decision.
+was built: build a new one for every decision. It never hands out its game; only pimc's
+rollouts, in worlds the search dealt itself, read theirs whole (:class:`pisti_env.agents.pimc.WorldView`).
 
 The harness builds views straight from a ``Game``; inside the PettingZoo environment use
 :func:`view_for_agent`. Players that want the environment's observation vector call
@@ -27,12 +29,12 @@ import numpy as np
 
 from .. import locations as loc
 from ..actions import FACE_DOWN
-from ..cards import NUM_CARD_IDS, NUM_RANKS, RANK
-from ..counters import BLUFF_COUNTERS, BLUFF_RESULT_ROWS
+from ..cards import NUM_CARD_IDS
+from ..counters import BLUFF_COUNTERS, BLUFF_RESULT_ROWS, Counter
 from ..game import Game
 from ..observation import ObservationEncoder
 from ..rules import Settings
-from ..scoring import POINTS
+from . import counting
 
 _ENCODERS: dict[Settings, ObservationEncoder] = {}
 
@@ -45,7 +47,69 @@ def encoder_for(settings: Settings) -> ObservationEncoder:
     return enc
 
 
-class SeatView:
+def _side_counter(row: Counter, doc: str) -> property:
+    """A read-only :class:`SeatView` attribute: the game's per-side counter ``row``, every row
+    being public (R30), as a fresh ``list[int]`` indexed by side (zeros for a bluff row of a game
+    without the variant, R29)."""
+    index = int(row)
+
+    def read(view: SeatView) -> list[int]:
+        return list(view._game.counter(index))
+
+    return property(read, doc=doc)
+
+
+class ClaimQueries:
+    """The bluff variant's part of :class:`SeatView` (R29): the pending claim, the face-down
+    card when the seat may know it, the record of this hand's claims and the bluff counters.
+    Without the variant there never is a claim and the counters read zeros."""
+
+    _game: Game
+    seat: int
+
+    @property
+    def pending_claim(self) -> tuple[int, int] | None:
+        """``(claimant seat, lone card id)`` of the claim waiting for an answer, or ``None``;
+        public (R30). The answering seat is the seat to move."""
+        return self._game.pending_claim
+
+    @property
+    def claim_card(self) -> int | None:
+        """The face-down card id of the pending claim when this seat may know it: its own
+        claim, or the shown stock-bottom card played face down (R28); else ``None`` (R31)."""
+        game = self._game
+        if game.claimant < 0:
+            return None
+        code = game.where[game.claim_card]
+        if code == loc.PILE_DOWN + self.seat or code == loc.PILE_DOWN_SHOWN:
+            return game.claim_card % NUM_CARD_IDS
+        return None
+
+    @property
+    def lone_card_seat(self) -> int | None:
+        """The seat that played the lone table card (the one that would answer a claim), or
+        ``None`` when the table does not hold exactly one played card."""
+        game = self._game
+        if len(game.pile) != 1:
+            return None
+        seat = loc.played_by_seat(game.played_by[game.pile[0]])
+        return None if seat < 0 else seat
+
+    @property
+    def claims(self) -> list[tuple[int, int, int, int, int]]:
+        """This hand's answered claims, in order: ``(claimant, answerer, lone card id, 104 or
+        105, face-down card id or -1)``; the card id only where everyone knows it (challenged,
+        or the shown stock-bottom card, R28)."""
+        return list(self._game.claims)
+
+    @property
+    def bluff_counts(self) -> dict[str, list[int]]:
+        """Per-side claim counts this hand (public): ``bluff_claims``, ``bluff_believed``,
+        ``bluff_challenged_true``, ``bluff_challenged_false``."""
+        return {name: list(self._game.counter(BLUFF_RESULT_ROWS[name])) for name in BLUFF_COUNTERS}
+
+
+class SeatView(ClaimQueries):
     """Read-only view of a game limited to what ``seat`` may know (R30–R31).
 
     Args:
@@ -72,7 +136,6 @@ class SeatView:
     # ------------------------------------------------------------------ table and settings
     @property
     def settings(self) -> Settings:
-        """The game settings (public)."""
         return self._game.settings
 
     @property
@@ -94,6 +157,10 @@ class SeatView:
         return self._game.side_of
 
     @property
+    def dealer(self) -> int:
+        return self._game.dealer
+
+    @property
     def current_seat(self) -> int:
         """The seat to move."""
         return self._game.turn
@@ -107,11 +174,7 @@ class SeatView:
         """Whether the game (match or single hand) is over."""
         return self._game.done
 
-    @property
-    def dealer(self) -> int:
-        return self._game.dealer
-
-    # ------------------------------------------------------------------ own cards
+    # ------------------------------------------------------------------ own cards and actions
     @cached_property
     def hand(self) -> list[int]:
         """Card ids in this seat's hand, sorted (a card held twice, with two decks, twice)."""
@@ -133,53 +196,6 @@ class SeatView:
         legal = self.legal_actions
         return bool(legal) and FACE_DOWN <= legal[-1] < FACE_DOWN + NUM_CARD_IDS
 
-    # ------------------------------------------------------------------ claims (R29)
-    @property
-    def pending_claim(self) -> tuple[int, int] | None:
-        """``(claimant seat, lone card id)`` of the claim waiting for an answer, or ``None``;
-        public (R30). The answering seat is :attr:`current_seat`."""
-        return self._game.pending_claim
-
-    @property
-    def claim_card(self) -> int | None:
-        """The face-down card id of the pending claim when this seat may know it: its own
-        claim, or the shown stock-bottom card played face down (R28); else ``None`` (R31)."""
-        game = self._game
-        if game.claimant < 0:
-            return None
-        code = game.where[game.claim_card]
-        if code == loc.PILE_DOWN + self.seat or code == loc.PILE_DOWN_SHOWN:
-            return game.claim_card % NUM_CARD_IDS
-        return None
-
-    @property
-    def lone_card_seat(self) -> int | None:
-        """The seat that played the lone table card (the one that would answer a claim, R29),
-        or ``None`` when the table does not hold exactly one played card."""
-        game = self._game
-        if len(game.pile) != 1:
-            return None
-        seat = loc.played_by_seat(game.played_by[game.pile[0]])
-        return None if seat < 0 else seat
-
-    @property
-    def claims(self) -> list[tuple[int, int, int, int, int]]:
-        """This hand's answered claims, in order: ``(claimant, answerer, lone card id, 104 or
-        105, face-down card id or -1)``; the card id only where everyone knows it (challenged,
-        or the shown stock-bottom card, R28)."""
-        return list(self._game.claims)
-
-    @property
-    def bluff_points(self) -> list[int]:
-        """Bluff points received this hand per side (R29, public)."""
-        return list(self._game.bluff_points)
-
-    @property
-    def bluff_counts(self) -> dict[str, list[int]]:
-        """Per-side claim counts this hand (R29, public): ``bluff_claims``,
-        ``bluff_believed``, ``bluff_challenged_true``, ``bluff_challenged_false``."""
-        return {name: list(self._game.counter(BLUFF_RESULT_ROWS[name])) for name in BLUFF_COUNTERS}
-
     # ------------------------------------------------------------------ the table pile
     @property
     def pile_size(self) -> int:
@@ -198,78 +214,53 @@ class SeatView:
 
     @cached_property
     def pile_known(self) -> list[int]:
-        """Card ids in the pile that everyone has seen: face-up cards and R7 Jacks, bottom first."""
-        where = self._game.where
-        return [p % NUM_CARD_IDS for p in self._game.pile if where[p] == loc.PILE_UP or where[p] == loc.PILE_JACK]
+        """Card ids in the pile everyone has seen (face up, R7 Jacks), bottom first."""
+        return counting.pile_known(self._game)
 
     @cached_property
     def pile_known_points(self) -> int:
-        """Points (R20) of the pile cards everyone has seen."""
-        return sum(POINTS[c] for c in self.pile_known)
+        """Points (R20) of :attr:`pile_known`."""
+        return counting.points(self.pile_known)
 
-    # ------------------------------------------------------------------ card counting
+    # ------------------------------------------------------------------ card counting (counting.py)
     @cached_property
     def unseen(self) -> list[int]:
-        """Card ids this seat cannot identify (R31): other hands, the stock, hidden table cards
-        and hidden cards other sides captured. Ascending; an id twice if both copies are unseen."""
-        game = self._game
-        codes = loc.unknown_codes(self.seat, game.side_of[self.seat])
-        return sorted(p % NUM_CARD_IDS for p, code in enumerate(game.where) if code in codes)
-
-    def unseen_count_of(self, seat: int) -> int:
-        """How many cards ``seat`` cannot identify (R31). A public number: it follows from the
-        hand sizes, the stock size, the never-turned table cards and who captured them (R8)
-        and the face-down cards not shown (R29)."""
-        game = self._game
-        codes = loc.unknown_codes(seat, game.side_of[seat])
-        return sum(1 for code in game.where if code in codes)
-
-    def unseen_known_by(self, seat: int) -> int:
-        """How many of the cards this seat cannot identify ``seat`` can: its hand, its side's
-        never-turned table captures (R8), its face-down cards (R29). A public number too."""
-        game = self._game
-        mine = loc.unknown_codes(self.seat, game.side_of[self.seat])
-        theirs = loc.unknown_codes(seat, game.side_of[seat])
-        return sum(1 for code in game.where if code in mine and code not in theirs)
+        """Card ids this seat cannot identify (R31), ascending: :func:`counting.unseen`."""
+        return counting.unseen(self._game, self.seat)
 
     @cached_property
     def unseen_rank_counts(self) -> list[int]:
-        """For each rank (0 = A … 12 = K), how many cards of it are unseen."""
-        counts = [0] * NUM_RANKS
-        for c in self.unseen:
-            counts[RANK[c]] += 1
-        return counts
+        """For each rank (0 = A … 12 = K), how many cards of it are :attr:`unseen`."""
+        return counting.rank_counts(self.unseen)
 
     @cached_property
     def unseen_points(self) -> int:
-        """Total points (R20) of the unseen cards."""
-        return sum(POINTS[c] for c in self.unseen)
+        """Total points (R20) of the :attr:`unseen` cards."""
+        return counting.points(self.unseen)
+
+    def unseen_count_of(self, seat: int) -> int:
+        """How many cards ``seat`` cannot identify (:func:`counting.unseen_count`, public)."""
+        return counting.unseen_count(self._game, seat)
+
+    def unseen_known_by(self, seat: int) -> int:
+        """How many of the :attr:`unseen` cards ``seat`` can identify (public)."""
+        return counting.unseen_known_by(self._game, self.seat, seat)
 
     @cached_property
     def public_rank_counts(self) -> list[int]:
-        """For each rank, how many of its cards every seat has seen and can place: face up on
-        the table or captured face up, Jacks of R7, the shown stock-bottom card (R28). What
-        another seat surely knows (it may know more: its own hand and hidden captures)."""
-        counts = [0] * NUM_RANKS
-        public = loc.PUBLIC_CODES
-        for p, code in enumerate(self._game.where):
-            if code in public:
-                counts[RANK[p]] += 1
-        return counts
+        """For each rank, how many cards of it every seat can place: :func:`counting.public_rank_counts`."""
+        return counting.public_rank_counts(self._game)
+
+    @cached_property
+    def played_ranks(self) -> list[int]:
+        """For each rank, how many cards of it are in :attr:`history`."""
+        return counting.played_ranks(self._game)
 
     @property
     def history(self) -> list[tuple[int, int]]:
         """Every card shown this hand, in order, as ``(seat, card id)``: plays face up, and
         face-down cards once challenged (R29); a believed face-down card never appears."""
         return list(self._game.history)
-
-    @cached_property
-    def played_ranks(self) -> list[int]:
-        """For each rank, how many cards of it were played face up this hand."""
-        counts = [0] * NUM_RANKS
-        for _, c in self._game.history:
-            counts[RANK[c]] += 1
-        return counts
 
     @property
     def stock_bottom(self) -> int | None:
@@ -279,15 +270,16 @@ class SeatView:
 
     @cached_property
     def stock_bottom_holder(self) -> int | None:
-        """The seat holding the shown stock-bottom card (R28) now, or ``None`` (in the stock,
-        already played, or the setting is off)."""
-        sb = self._game.stock_bottom
-        if sb is None:
-            return None
-        seat = loc.in_hand_of(self._game.where[sb])
-        return None if seat < 0 else seat
+        """The seat now holding the shown stock-bottom card (R28), or ``None``."""
+        return counting.stock_bottom_holder(self._game)
 
-    # ------------------------------------------------------------------ public counters
+    # ------------------------------------------------------------------ public counters (R30)
+    captured_count = _side_counter(Counter.CAPTURED, "Cards captured this hand per side (R21).")
+    public_points = _side_counter(Counter.PUBLIC_POINTS, "Points this hand every seat can count per side (R30).")
+    pisti_points = _side_counter(Counter.PISTI_POINTS, "Pişti points this hand per side (R13–R17).")
+    match_scores = _side_counter(Counter.MATCH_SCORES, "Match totals of the finished hands per side (R24).")
+    bluff_points = _side_counter(Counter.BLUFF_POINTS, "Bluff points received this hand per side (R29).")
+
     @property
     def hand_sizes(self) -> list[int]:
         """Cards in hand per seat."""
@@ -298,24 +290,9 @@ class SeatView:
         return self._game.stock_size
 
     @property
-    def captured_count(self) -> list[int]:
-        """Cards captured this hand per side."""
-        return list(self._game.captured_count)
-
-    @property
-    def pisti_points(self) -> list[int]:
-        """Pişti points this hand per side (R13–R17)."""
-        return list(self._game.pisti_points)
-
-    @property
-    def public_points(self) -> list[int]:
-        """Points this hand every seat can count per side (R30; all points once the hand is over)."""
-        return list(self._game.public_points)
-
-    @property
-    def match_scores(self) -> list[int]:
-        """Match totals of the finished hands per side (R24)."""
-        return list(self._game.match_scores)
+    def cards_left_in_hand(self) -> int:
+        """Cards still to be played this hand by everyone: in hands plus the stock."""
+        return self._game.in_hands + self._game.stock_size
 
     @property
     def hands_completed(self) -> int:
@@ -327,18 +304,11 @@ class SeatView:
         last = self._game.last_capturer
         return None if last < 0 else last
 
-    @property
-    def cards_left_in_hand(self) -> int:
-        """Cards still to be played this hand by everyone: in hands plus the stock."""
-        game = self._game
-        return game.in_hands + game.stock_size
-
     # ------------------------------------------------------------------ search and encoding
     def determinize(self, rng: random.Random | int | None = None, *, claim: bool | None = None) -> Game:
         """A full game consistent with what this seat knows, everything else dealt at random
-        (:meth:`Game.determinize`: the sample depends only on ``rng`` and on what the seat
-        knows, so a search player seeded alike plays alike on the real game and on any
-        determinization of it).
+        (:meth:`Game.determinize`: the sample depends only on ``rng`` and on what the seat knows,
+        so a search player seeded alike plays alike on the real game and on any determinization).
 
         Args:
             rng: a ``random.Random`` (advanced in place), an int seed, or ``None`` (fresh entropy).
