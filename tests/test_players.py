@@ -100,3 +100,17 @@ def test_pimc_takes_any_player_as_its_rollout():
         game.step(action)
     with pytest.raises(TypeError, match="player"):
         PimcAgent(rollout=lambda game, rng: 0)
+
+
+@pytest.mark.parametrize("rollout", ["random", "greedy"])
+def test_R31_rollout_players_that_read_the_whole_world_refuse_a_real_games_view(rollout):
+    """The random and greedy rollout players read every card of pimc's own sampled worlds; on
+    the view of a real game that would leak hidden cards (R31), so they refuse it."""
+    from pisti_env.agents.pimc import ROLLOUT_PLAYERS, WorldView
+
+    game = pisti_env.Game(pisti_env.make_settings(num_players=2, target=None), seed=3)
+    player = ROLLOUT_PLAYERS[rollout]()
+    with pytest.raises(TypeError, match="WorldView"):
+        player.act(SeatView(game, game.turn))
+    world = SeatView(game, game.turn).determinize(5)
+    assert player.act(WorldView(world, world.turn)) in world.legal_actions()
