@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import random
 import warnings
+from operator import sub
 from typing import Any
 
 import numpy as np
@@ -154,7 +155,7 @@ class raw_env(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self._episode_over = False
-        self._public = list(game.public_total)
+        self._public = game.public_total
         self.agent_selection = self.possible_agents[game.turn]
         self._skip_agent_selection = None
 
@@ -201,13 +202,13 @@ class raw_env(AECEnv):
         game = self.game
         side_of = self.settings.side_of
         if self.reward_mode == "diff":
-            public = game.public_total
-            delta = [now - before for now, before in zip(public, self._public)]
+            public = game.public_total  # a fresh list
+            delta = list(map(sub, public, self._public))
             if not any(delta):
                 if any(self.rewards.values()):
                     self.rewards = {a: 0.0 for a in self.agents}
                 return
-            self._public = list(public)
+            self._public = public
             total, others = sum(delta), len(delta) - 1
             per_side = [d - (total - d) / others for d in delta]
         else:  # "win"

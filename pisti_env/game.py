@@ -39,6 +39,7 @@ extend the same action space; :mod:`~pisti_env.claims` describes the claim's sta
 from __future__ import annotations
 
 import random
+from operator import add
 from itertools import chain
 from typing import Any, Sequence
 
@@ -153,8 +154,8 @@ class Game:
         is the match totals alone."""
         counts = self.counts
         if self.done:
-            return list(counts[_MATCH_SCORES])
-        return [m + p for m, p in zip(counts[_MATCH_SCORES], counts[_PUBLIC_POINTS])]
+            return counts[_MATCH_SCORES][:]
+        return list(map(add, counts[_MATCH_SCORES], counts[_PUBLIC_POINTS]))  # a fresh list each call
 
     # ------------------------------------------------------------------ public queries
     @property
