@@ -22,12 +22,35 @@ Rewards (``reward=``):
   tied for the best total get 0.
 
 An episode is one match (``target`` set) or one hand (``target=None``).
+
+Actions: any integer-like value is accepted, the same way in every mode: an ``int``, a NumPy
+integer, a 0-d or one-element integer array, or a one-element integer tensor (duck-typed:
+anything with ``item()`` and ``numel()``/``size``, so torch is never imported). Anything else
+(``bool``, ``float``, ``str``, ``None`` on a live agent's turn, an array of several elements)
+is a ``TypeError`` naming the type (and an array's shape and dtype); an id outside the action
+space is a ``ValueError``. Both change nothing. See :func:`action_id`.
+
+Illegal actions (``illegal_action=``), following PettingZoo's classic games, whose ``env()``
+wraps the game in ``TerminateIllegalWrapper``:
+
+* ``"penalty"`` (the default of :func:`env`): an in-range action that is not legal now ends
+  the episode for everyone (all agents terminated), warns, sets ``info["illegal_move"] = True``
+  for the offender, and gives the offender's *side* (its partner too) a penalty that never
+  makes the illegal move pay (:func:`illegal_action_penalty`). With ``reward="diff"``
+  the other sides share the opposite amount (each gets ``-penalty / (sides - 1)``), so the
+  per-side rewards of that step still sum to 0 like every other step. With ``reward="win"``
+  the offender's side gets −1 (the worst outcome of a game); with two sides the other side
+  gets +1 (it wins by forfeit), with three or more the others get 0 (none of them has won:
+  they count as tied for the best, as in a drawn single hand).
+* ``"raise"`` (the default of :class:`raw_env`, for debugging): ``ValueError`` naming the
+  action and the legal ones; nothing changes.
 """
 
 from __future__ import annotations
 
 import random
 import warnings
+from functools import lru_cache
 from operator import sub
 from typing import Any
 
@@ -36,24 +59,142 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from .cards import NUM_CARD_IDS, TABLE_SIZE
 from .game import Game
 from .observation import ObservationEncoder
 from .render import render_text
-from .rules import make_settings
+from .rules import Settings, make_settings
+from .scoring import CHALLENGE_FACTOR, MAJORITY_POINTS, POINTS, bluff_stake, pisti_value
 
 REWARD_MODES = ("diff", "win")
 ILLEGAL_ACTION_MODES = ("raise", "penalty")
 RESET_OPTIONS = ("deck", "dealer")
-ILLEGAL_ACTION_PENALTY = -1.0
+WIN_PENALTY = -1.0  # reward="win": the offender's side loses (the worst a game can give it)
 
 
-def env(**kwargs: Any) -> AECEnv:
-    """``pisti_v0`` wrapped as PettingZoo classic environments are (order enforcement).
+def env(*, illegal_action: str = "penalty", **kwargs: Any) -> AECEnv:
+    """``pisti_v0`` as PettingZoo's classic ``env()`` gives its games: an illegal action ends
+    the episode with a penalty (``illegal_action="penalty"``, the default here; ``"raise"``
+    for debugging), behind ``OrderEnforcingWrapper``.
 
-    Bounds and legality checks live in the raw environment itself, so the only wrapper is
+    The penalty lives in the raw environment (it needs the game to size the penalty, see
+    :func:`illegal_action_penalty`), as do the bounds checks, so the only wrapper is
     ``OrderEnforcingWrapper``; see :class:`raw_env` for the arguments.
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return wrappers.OrderEnforcingWrapper(raw_env(illegal_action=illegal_action, **kwargs))
+
+
+def action_id(action: Any, num_actions: int) -> int:
+    """The ``int`` an integer-like ``action`` stands for; the one conversion every mode uses.
+
+    Accepted: ``int`` (not ``bool``), NumPy integers, and any object with ``item()`` holding
+    exactly one element (``numel()`` or ``size`` == 1) whose ``item()`` is an ``int``: 0-d
+    and one-element integer NumPy arrays, one-element integer torch tensors (duck-typed, torch
+    is never imported). The range is not checked here (the game does, with a ``ValueError``).
+
+    Raises:
+        TypeError: for anything else, naming the type (and an array's shape and dtype).
+    """
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        return int(action)
+    item = getattr(action, "item", None)
+    if callable(item):
+        numel = getattr(action, "numel", None)
+        count = numel() if callable(numel) else getattr(action, "size", None)
+        if isinstance(count, (int, np.integer)) and count == 1:
+            value = item()
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    what = "card id" if num_actions == NUM_CARD_IDS else "action id"
+    raise TypeError(
+        f"an action must be an int {what} 0..{num_actions - 1} (an int, a NumPy integer, or a "
+        f"one-element integer array or tensor), got {_describe(action)}"
+    )
+
+
+def _describe(value: Any) -> str:
+    """Type name, plus shape and dtype for arrays and tensors, plus a short repr."""
+    text = type(value).__name__
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is not None and dtype is not None and not isinstance(value, np.generic):
+        text += f" of shape {tuple(shape)} and dtype {dtype}"
+    rep = repr(value)
+    return f"{text} {rep if len(rep) <= 60 else rep[:57] + '...'}"
+
+
+def _scoring_plays_bound(plays: int) -> int:
+    """At most how many of ``plays`` card plays can score a pişti or a claim (R13, R14, R29).
+
+    Each such play is made on a pile of exactly one card, and leaves the pile empty (it
+    captured) or with two or more cards (a caught bluff stays on the table). So the next play
+    never finds a lone card: no two scoring plays are consecutive, at most ``ceil(plays/2)``.
+    """
+    return (plays + 1) // 2
+
+
+@lru_cache(maxsize=64)
+def max_scoring_play_points(settings: Settings) -> int:
+    """The most points one play can hand out through a pişti (R13, R14, R17) or a claim and
+    its answer (R29), whichever card is played on whichever lone card."""
+    best = max(
+        pisti_value(card, lone, 1, settings, last_card=False)
+        for card in range(NUM_CARD_IDS) for lone in range(NUM_CARD_IDS)
+    )
+    if settings.bluff:
+        best = max(best, CHALLENGE_FACTOR * max(bluff_stake(lone, settings) for lone in range(NUM_CARD_IDS)))
+    return best
+
+
+def hand_points_bound(settings: Settings, plays: int, pending_claim: bool) -> int:
+    """An upper bound on the points all sides together can still add to their public totals
+    (R30) in a hand with ``plays`` card plays left (and a claim waiting for its answer):
+    every card point of the deck(s) (R20), the majority (R21), and the largest pişti or claim
+    stakes (R13–R17, R29) on every play that can score (:func:`_scoring_plays_bound`; the
+    answer to a pending claim can score once more)."""
+    card_points = sum(POINTS[: settings.num_cards])
+    events = _scoring_plays_bound(plays) + (1 if pending_claim else 0)
+    return card_points + MAJORITY_POINTS + events * max_scoring_play_points(settings)
+
+
+def illegal_action_penalty(game: Game, side: int) -> float:
+    """The ``reward="diff"`` penalty of side ``side`` for an illegal action in ``game``.
+
+    With diff rewards a side has collected ``D = own public total − mean of the other sides'``
+    (R30) so far, and ``D + penalty`` is what it ends the episode with. The penalty is
+    ``W − D`` for a ``W`` that no continuation can go below, so stopping here is never better
+    than playing on. Let ``k`` be the number of sides, ``T`` the public totals now, ``R`` =
+    :func:`hand_points_bound` for the rest of this hand and ``H`` the same for a whole hand.
+    Public totals never decrease, so the offender's final total is at least ``T[side]``.
+
+    * The episode ends with this hand (always with ``target=None``): the other sides gain at
+      most ``R`` together, so their mean at most ``R/(k−1)``: ``W1 = D − R/(k−1)``.
+    * A match ends after a later hand (R25, R26). At the end of the hand before it, the match
+      went on, so either every side was below the target (each other side ≤ ``target − 1``),
+      or, with two sides, the two were tied or the leader was less than ``win_margin`` clear
+      (the other side at most ``win_margin − 1`` ahead); the last hand adds at most ``H``
+      to the others: ``W2 = −(max(target − 1 − T[side], win_margin − 1, 0) + H/(k−1))``
+      (``win_margin`` counts only with two sides).
+
+    ``W = min(W1, W2)`` (``W1`` alone in a single hand) is a lower bound on every continuation
+    with two sides (partnerships included) and in every single hand. With three or more sides
+    in a match no finite bound exists: two other sides can tie for the lead above the target
+    hand after hand (R25) while the offender scores nothing; there ``W`` covers every
+    continuation in which the match does not go on past a hand end at which a side had
+    reached the target.
+    """
+    settings = game.settings
+    k = settings.num_sides
+    public = game.public_total
+    own = public[side]
+    diff_now = own - (sum(public) - own) / (k - 1)
+    plays_left = game.in_hands + game.stock_size
+    rest_of_hand = hand_points_bound(settings, plays_left, game.pending_claim is not None)
+    worst = diff_now - rest_of_hand / (k - 1)
+    if settings.target is not None:
+        whole_hand = hand_points_bound(settings, settings.num_cards - TABLE_SIZE, False)
+        slack = settings.win_margin - 1 if k == 2 else 0
+        worst = min(worst, -(max(settings.target - 1 - own, slack, 0) + whole_hand / (k - 1)))
+    return float(worst - diff_now)
 
 
 class raw_env(AECEnv):
@@ -62,9 +203,11 @@ class raw_env(AECEnv):
     Args:
         render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
         reward: ``"diff"`` (default) or ``"win"``; see the module docstring.
-        illegal_action: ``"raise"`` (default): an illegal card raises ``ValueError`` and changes
-            nothing; ``"penalty"``: it ends the episode, the offender gets −1 and the others 0,
-            as PettingZoo's ``TerminateIllegalWrapper`` does.
+        illegal_action: ``"raise"`` (the default of the bare ``raw_env``, as PettingZoo's
+            classic ``raw_env`` s do): an illegal action raises ``ValueError`` and changes
+            nothing; ``"penalty"`` (the default of :func:`env`): it ends the episode with a
+            warning and a penalty for the offender's side, see the module docstring and
+            :func:`illegal_action_penalty`.
         **settings: the game settings of RULES.md's table (``num_players``, ``partnerships``,
             ``target``, ``win_margin``, ``double_pisti``, ``last_card_pisti``,
             ``ten_diamonds_pisti_bonus``, ``decks``, ``show_stock_bottom``, ``bluff``,
@@ -177,8 +320,9 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         game = self.game
-        if self.illegal_action == "penalty" and not self._is_legal(action):
-            self._end_with_penalty(agent)
+        action = action_id(action, self.num_actions)
+        if self.illegal_action == "penalty" and 0 <= action < self.num_actions and action not in game.legal_actions():
+            self._end_with_penalty(agent, action)
             return
         hands_before = game.hands_completed
         game.step(action)  # raises on a bad action before changing anything
@@ -222,17 +366,26 @@ class raw_env(AECEnv):
                 per_side = [0.0 if s == best else -1.0 for s in game.match_scores]
         self.rewards = {a: float(per_side[side_of(self.agent_name_mapping[a])]) for a in self.agents}
 
-    def _is_legal(self, action: Any) -> bool:
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            what = "an int action id" if self.settings.bluff else "an int card id"
-            raise TypeError(f"an action must be {what} 0..{self.num_actions - 1}, got {type(action).__name__} {action!r}")
-        return int(action) in self.game.legal_actions()
-
-    def _end_with_penalty(self, agent: str) -> None:
-        """``illegal_action="penalty"``: what ``TerminateIllegalWrapper`` does on an illegal move."""
+    def _end_with_penalty(self, agent: str, action: int) -> None:
+        """``illegal_action="penalty"``: end the episode as ``TerminateIllegalWrapper`` does,
+        with the penalty of the module docstring for the offender's side."""
+        settings = self.settings
+        side_of, seat_of = settings.side_of, self.agent_name_mapping
+        offender = side_of(seat_of[agent])
+        k = settings.num_sides
+        if self.reward_mode == "diff":
+            penalty = illegal_action_penalty(self.game, offender)
+            others = -penalty / (k - 1)
+        else:
+            penalty, others = WIN_PENALTY, (-WIN_PENALTY if k == 2 else 0.0)
+        warnings.warn(
+            f"illegal action {action} by {agent} (legal: {self.game.legal_actions()}): the episode "
+            f"ends and {agent}'s side gets {penalty:g} (illegal_action='penalty'; use "
+            f"illegal_action='raise' to get an error instead)",
+            stacklevel=3,
+        )
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = {a: 0.0 for a in self.agents}
-        self.rewards[agent] = ILLEGAL_ACTION_PENALTY
+        self.rewards = {a: (penalty if side_of(seat_of[a]) == offender else others) for a in self.agents}
         self._accumulate_rewards()
         self.terminations = {a: True for a in self.agents}
         self.infos = {a: {} for a in self.agents}

@@ -333,7 +333,7 @@ def test_bad_action_game(action, exc, match):
 
 @pytest.mark.parametrize("action, exc, match", BAD_ACTIONS)
 def test_bad_action_env(action, exc, match):
-    e = fresh_env()
+    e = fresh_env(illegal_action="raise")  # env()'s default, "penalty", ends the game instead
     assert e.agent_selection == "player_1"
     before = env_snapshot(e)
     with pytest.raises(exc, match=match):
@@ -343,23 +343,123 @@ def test_bad_action_env(action, exc, match):
     assert e.unwrapped.game.history == [(1, 4)]
 
 
-@pytest.mark.parametrize(
-    "action, match",
-    [
-        (3.0, r"action must be an int card id 0\.\.51.*float"),
-        ("3", r"action must be an int card id 0\.\.51.*str"),
-        (None, r"action must be an int card id 0\.\.51.*NoneType"),
-        (True, r"action must be an int card id 0\.\.51.*bool"),
-    ],
-)
-def test_penalty_mode_still_rejects_wrong_types(action, match):
-    """illegal_action="penalty" punishes an illegal *card*; a value that is not a card id at
-    all is a programming error and still raises, changing nothing."""
-    e = fresh_env(illegal_action="penalty")
+# Not integer-like: a TypeError naming the type, in every illegal_action mode (R2).
+WRONG_TYPES = [
+    pytest.param(3.0, r"float 3\.0", id="float"),
+    pytest.param(np.float64(4.0), r"float64", id="np-float"),
+    pytest.param("3", r"str '3'", id="str"),
+    pytest.param(None, r"NoneType None", id="None"),
+    pytest.param(True, r"bool True", id="True"),
+    pytest.param(np.bool_(True), r"bool", id="np-bool"),
+    pytest.param([4], r"list \[4\]", id="list"),
+    pytest.param((4,), r"tuple", id="tuple"),
+    pytest.param(np.array(4.0), r"ndarray of shape \(\) and dtype float64", id="0d-float-array"),
+    pytest.param(np.array([4, 6]), r"ndarray of shape \(2,\) and dtype int", id="2-element-array"),
+    pytest.param(np.array([[4]], dtype=bool), r"ndarray of shape \(1, 1\) and dtype bool", id="bool-array"),
+    pytest.param(np.zeros(0, dtype=np.int64), r"ndarray of shape \(0,\)", id="empty-array"),
+]
+ACTION_TYPE_TEXT = r"action must be an int card id 0\.\.51 \(an int, a NumPy integer, or a one-element integer array or tensor\), got "
+
+
+@pytest.mark.parametrize("illegal_action", ["raise", "penalty"])
+@pytest.mark.parametrize("action, match", WRONG_TYPES)
+def test_wrong_action_types_raise_in_every_mode(illegal_action, action, match):
+    """illegal_action="penalty" punishes an illegal *card*; a value that is not an action id
+    at all is a programming error and raises in every mode, changing nothing."""
+    e = fresh_env(illegal_action=illegal_action)
     before = env_snapshot(e)
-    with pytest.raises(TypeError, match=match):
+    with pytest.raises(TypeError, match=ACTION_TYPE_TEXT + match):
         e.step(action)
     assert_same_env(before, env_snapshot(e))
+
+
+@pytest.mark.parametrize("action", [-1, 52, 1000, np.int64(52), np.array([52])])
+def test_out_of_range_actions_raise_in_penalty_mode_too(action):
+    """An id outside the action space is not a move at all: ValueError in every mode."""
+    e = fresh_env(illegal_action="penalty")
+    before = env_snapshot(e)
+    with pytest.raises(ValueError, match=r"action -?\d+ is out of range.*0\.\.51.*" + LEGAL_TEXT):
+        e.step(action)
+    assert_same_env(before, env_snapshot(e))
+
+
+class _FakeTensor:
+    """Duck-types a torch tensor (``item()``, ``numel()``, ``shape``, ``dtype``) without torch."""
+
+    def __init__(self, values: list, dtype: str = "torch.int64") -> None:
+        self.values, self.dtype, self.shape = values, dtype, (len(values),)
+
+    def item(self):
+        if len(self.values) != 1:
+            raise RuntimeError("a Tensor with more than one value cannot be converted to a Scalar")
+        return self.values[0]
+
+    def numel(self) -> int:
+        return len(self.values)
+
+
+INTEGER_LIKE = [
+    pytest.param(4, id="int"),
+    pytest.param(np.int64(4), id="np-int64"),
+    pytest.param(np.int32(4), id="np-int32"),
+    pytest.param(np.uint8(4), id="np-uint8"),
+    pytest.param(np.array(4), id="0d-array"),
+    pytest.param(np.array([4]), id="1-element-array"),
+    pytest.param(np.array([[4]], dtype=np.int16), id="1x1-array"),
+    pytest.param(_FakeTensor([4]), id="1-element-tensor-like"),
+]
+
+
+@pytest.mark.parametrize("illegal_action", ["raise", "penalty"])
+@pytest.mark.parametrize("action", INTEGER_LIKE)
+def test_integer_like_actions_accepted_in_every_mode(illegal_action, action):
+    e = fresh_env(illegal_action=illegal_action)
+    e.step(action)
+    assert e.unwrapped.game.history == [(1, 4)]
+    assert type(e.unwrapped.game.history[0][1]) is int
+    assert e.agent_selection == "player_0"
+
+
+@pytest.mark.parametrize("action", [np.array(5), np.array([5]), _FakeTensor([5])])
+def test_integer_like_illegal_action_is_penalised_like_an_int(action):
+    """The same illegal card as an int and as an array or tensor: the same penalty."""
+    rewards = []
+    for a in (5, action):
+        e = fresh_env(illegal_action="penalty")
+        with pytest.warns(UserWarning, match=r"illegal action 5 by player_1"):
+            e.step(a)
+        rewards.append(dict(e.unwrapped.rewards))
+        assert e.infos["player_1"] == {"illegal_move": True} and all(e.terminations.values())
+    assert rewards[0] == rewards[1]
+    e = fresh_env(illegal_action="raise")
+    with pytest.raises(ValueError, match=r"illegal action 5 \(6C\).*seat 1 does not hold"):
+        e.step(action)
+
+
+@pytest.mark.parametrize("action, match", [
+    (_FakeTensor([4, 6]), r"_FakeTensor of shape \(2,\)"),
+    (_FakeTensor([4.0], dtype="torch.float32"), r"_FakeTensor of shape \(1,\) and dtype torch.float32"),
+    (_FakeTensor([True], dtype="torch.bool"), r".*dtype torch.bool"),
+])
+def test_tensor_like_actions_that_are_not_one_integer_rejected(action, match):
+    e = fresh_env()
+    before = env_snapshot(e)
+    with pytest.raises(TypeError, match=ACTION_TYPE_TEXT + match):
+        e.step(action)
+    assert_same_env(before, env_snapshot(e))
+
+
+def test_real_torch_tensors_if_available():
+    torch = pytest.importorskip("torch")
+    for mode in ("raise", "penalty"):
+        for action in (torch.tensor(4), torch.tensor([4]), torch.tensor([[4]], dtype=torch.int32)):
+            e = fresh_env(illegal_action=mode)
+            e.step(action)
+            assert e.unwrapped.game.history == [(1, 4)]
+        for bad, match in ((torch.tensor([4, 6]), r"of shape \(2,\)"), (torch.tensor(4.0), r"torch.float32")):
+            e = fresh_env(illegal_action=mode)
+            with pytest.raises(TypeError, match=ACTION_TYPE_TEXT + r"Tensor.*" + match):
+                e.step(bad)
 
 
 @pytest.mark.parametrize("action", [np.int64(4), np.int32(6), np.int8(8), np.uint8(10)])

@@ -22,6 +22,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 import pisti_env
 from pisti_env import Game, ObservationLayout, card_to_text, make_settings, parse_card
 from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.env import illegal_action_penalty
 
 from helpers import (
     C,
@@ -594,17 +595,45 @@ def _illegal_card(e) -> int:
     return int(np.flatnonzero(mask == 0)[0])
 
 
+def _expected_penalty_rewards(e, offender: str, reward: str) -> dict[str, float]:
+    """Per agent: the offender's side gets the penalty, the other sides share its opposite
+    (diff) or get +1 / 0 (win, two / more sides); see pisti_env.env's docstring."""
+    raw = e.unwrapped
+    settings = raw.settings
+    k = settings.num_sides
+    side = side_of(settings, seat_of(offender))
+    if reward == "diff":
+        penalty = illegal_action_penalty(raw.game, side)
+        others = -penalty / (k - 1)
+    else:
+        penalty, others = -1.0, (1.0 if k == 2 else 0.0)
+    return {a: (penalty if side_of(settings, seat_of(a)) == side else others) for a in e.possible_agents}
+
+
+def test_illegal_action_defaults_follow_pettingzoo_classic():
+    """env() ends the game with a penalty on an illegal move (as PettingZoo's classic env()s,
+    wrapped in TerminateIllegalWrapper, do); the bare raw_env raises, for debugging."""
+    assert pisti_env.env().unwrapped.illegal_action == "penalty"
+    assert pisti_env.raw_env().illegal_action == "raise"
+    assert pisti_env.env(illegal_action="raise").unwrapped.illegal_action == "raise"
+    assert pisti_env.raw_env(illegal_action="penalty").illegal_action == "penalty"
+
+
 @pytest.mark.parametrize("reward", ["diff", "win"])
-@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("n", [2, 3, 4])
 def test_illegal_action_penalty_at_first_move(reward, n):
-    e = pisti_env.env(num_players=n, illegal_action="penalty", reward=reward)
+    e = pisti_env.env(num_players=n, reward=reward)  # illegal_action="penalty" is env()'s default
     e.reset(seed=2)
     offender = e.agent_selection
-    e.step(_illegal_card(e))
+    expected = _expected_penalty_rewards(e, offender, reward)
+    assert expected[offender] < 0 and sum(expected.values()) == pytest.approx(
+        0.0 if reward == "diff" or n != 3 else -1.0)  # per side the diff rewards sum to 0
+    with pytest.warns(UserWarning, match=rf"illegal action \d+ by {offender}.*episode ends"):
+        e.step(_illegal_card(e))
     assert all(e.terminations[a] for a in e.agents)
     obs, rew, term, trunc, info = e.last()
     assert e.agent_selection == offender
-    assert rew == -1.0 and term and info.get("illegal_move") is True
+    assert rew == expected[offender] and term and info.get("illegal_move") is True
     assert not obs["action_mask"].any()
     totals = {a: 0.0 for a in e.possible_agents}
     for agent in e.agent_iter():
@@ -615,8 +644,7 @@ def test_illegal_action_penalty_at_first_move(reward, n):
             assert not info.get("illegal_move", False)
         e.step(None)
     assert e.agents == []
-    assert totals[offender] == -1.0
-    assert all(totals[a] == 0.0 for a in totals if a != offender)
+    assert totals == pytest.approx(expected)
 
 
 def test_illegal_action_penalty_mid_game():
@@ -627,10 +655,12 @@ def test_illegal_action_penalty_mid_game():
         e.step(rng.choice(legal_from_mask(e.observe(e.agent_selection))))
     history = list(e.unwrapped.game.history)
     offender = e.agent_selection
-    e.step(_illegal_card(e))
+    expected = _expected_penalty_rewards(e, offender, "diff")
+    with pytest.warns(UserWarning, match="illegal action"):
+        e.step(_illegal_card(e))
     assert e.unwrapped.game.history == history  # the illegal card is not played
-    assert e.unwrapped.rewards == {a: (-1.0 if a == offender else 0.0) for a in e.possible_agents}
-    assert e.unwrapped._cumulative_rewards[offender] == -1.0
+    assert e.unwrapped.rewards == pytest.approx(expected)
+    assert e.unwrapped._cumulative_rewards[offender] == expected[offender]
     assert all(e.terminations.values())
     assert e.infos[offender]["illegal_move"] is True
     for agent in e.agent_iter():
@@ -641,7 +671,7 @@ def test_illegal_action_penalty_mid_game():
 
 def test_penalty_mode_plays_legal_actions_normally():
     e1 = pisti_env.env(illegal_action="penalty", target=None)
-    e2 = pisti_env.env(target=None)
+    e2 = pisti_env.env(illegal_action="raise", target=None)
     assert _trace(e1, 6, 6) == _trace(e2, 6, 6)
 
 
@@ -704,7 +734,7 @@ def test_R29_answer_is_a_turn_of_the_seat_that_played_the_lone_card_in_the_env()
 
 def test_R29_illegal_bluff_actions_in_the_env():
     deck = deck_from_plays(codes("2H 5S KD 7C"), codes("7D 9C 9D 4H"))
-    e = pisti_env.env(bluff=True, target=None)
+    e = pisti_env.env(bluff=True, target=None, illegal_action="raise")
     e.reset(options={"deck": deck, "dealer": 0})
     raw = e.unwrapped
     before = snapshot(raw.game)
@@ -716,11 +746,14 @@ def test_R29_illegal_bluff_actions_in_the_env():
         e.step("JD")
     assert snapshot(raw.game) == before and e.agent_selection == "player_1"
     assert raw.rewards == {"player_0": 0.0, "player_1": 0.0}
-    # illegal_action="penalty": an illegal face-down play ends the episode with -1 (no raise).
-    p = pisti_env.env(bluff=True, target=None, illegal_action="penalty")
+    # illegal_action="penalty" (env()'s default): an illegal face-down play ends the episode
+    # with the penalty (no raise).
+    p = pisti_env.env(bluff=True, target=None)
     p.reset(options={"deck": deck, "dealer": 0})
-    p.step(down("7D"))
-    assert p.unwrapped.rewards["player_1"] == -1.0 and all(p.unwrapped.terminations.values())
+    expected = _expected_penalty_rewards(p, "player_1", "diff")
+    with pytest.warns(UserWarning, match="illegal action 71 by player_1"):
+        p.step(down("7D"))
+    assert p.unwrapped.rewards == pytest.approx(expected) and all(p.unwrapped.terminations.values())
     assert p.unwrapped.infos["player_1"] == {"illegal_move": True}
 
 
