@@ -320,12 +320,17 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         game = self.game
-        action = action_id(action, self.num_actions)
-        if self.illegal_action == "penalty" and 0 <= action < self.num_actions and action not in game.legal_actions():
-            self._end_with_penalty(agent, action)
-            return
+        if action.__class__ is not int:
+            action = action_id(action, self.num_actions)
         hands_before = game.hands_completed
-        game.step(action)  # raises on a bad action before changing anything
+        try:
+            game.step(action)  # raises on a bad action before changing anything
+        except ValueError:
+            # The game is live (its agents are), so an in-range id it refuses is illegal now.
+            if self.illegal_action == "penalty" and 0 <= action < self.num_actions:
+                self._end_with_penalty(agent, action)
+                return
+            raise
         if self.infos[agent]:
             self.infos[agent] = {}  # an agent's info lasts until its next move, like its rewards
         self._cumulative_rewards[agent] = 0.0
