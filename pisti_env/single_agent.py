@@ -45,6 +45,7 @@ from .env import REWARD_MODES
 from .game import Game
 from .observation import ObservationEncoder
 from .render import render_text
+from .seeding import next_game_seed
 from .rules import make_settings
 from .spaces import action_space, observation_space
 
@@ -73,6 +74,11 @@ def as_action(action: Any, num_actions: int) -> int:
         f"an action must be an int action id 0..{num_actions - 1} (int, numpy integer, or a 0-d or "
         f"one-element integer array or tensor), got {what}"
     )
+
+
+def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
+    if not any(value is a or (isinstance(a, str) and value == a) for a in allowed):
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
 def _check_seat(seat: Any, num_players: int, what: str) -> int | None:
@@ -120,12 +126,9 @@ class PistiEnv(gymnasium.Env):
         render_mode: str | None = None,
         **settings: Any,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        _check_choice("reward", reward, REWARD_MODES)
+        _check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
         if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float, np.integer, np.floating)):
             raise TypeError(f"illegal_penalty must be a number, got {type(illegal_penalty).__name__}")
         if not float(illegal_penalty) < 0:
@@ -191,18 +194,7 @@ class PistiEnv(gymnasium.Env):
             raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
         n = self.settings.num_players
         seat = _check_seat(options.get("seat"), n, "options['seat']")
-        # The game's seed exactly as pisti_v0's reset derives it, so the same seed deals the same.
-        if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
-            seeder = random.Random(int(seed))
-            seeder.getrandbits(63)  # so the next unseeded reset does not replay this seed
-            game_seed = int(seed)
-        else:
-            seeder = random.Random()
-            if self._seeder is not None:
-                seeder.setstate(self._seeder.getstate())  # a copy: a failed reset moves nothing
-            game_seed = seeder.getrandbits(63)
+        seeder, game_seed = next_game_seed(seed, self._seeder)  # the game pisti_v0 deals for this seed
         game = Game(self.settings, seed=game_seed, deck=options.get("deck"), dealer=options.get("dealer"))
         if seat is None:
             seat = self.fixed_seat
@@ -299,12 +291,14 @@ class PistiEnv(gymnasium.Env):
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render without specifying a render_mode.")
             return None
+        text = self._table_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def _table_text(self) -> str:
         if self.game is None:
-            text = "pisti/Pisti-v0: call reset() first"
-        else:
-            names = [f"player_{i}" + (" (learner)" if i == self.seat else "") for i in range(self.settings.num_players)]
-            text = render_text(self.game, names)
-        if self.render_mode == "ansi":
-            return text
-        print(text)
-        return None
+            return "pisti/Pisti-v0: call reset() first"
+        names = [f"player_{i}" + (" (learner)" if i == self.seat else "") for i in range(self.settings.num_players)]
+        return render_text(self.game, names)
