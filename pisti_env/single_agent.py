@@ -45,13 +45,12 @@ from .env import REWARD_MODES
 from .game import Game
 from .observation import ObservationEncoder
 from .render import render_text
-from .seeding import next_game_seed
 from .rules import make_settings
+from .seeding import next_game_seed
 from .spaces import action_space, observation_space
 
 ILLEGAL_ACTION_MODES = ("refuse", "raise")
 RESET_OPTIONS = ("deck", "dealer", "seat")
-ROLES = ("opponent", "partner")
 
 
 def as_action(action: Any, num_actions: int) -> int:
