@@ -1,17 +1,27 @@
-"""pisti_env: the Pişti rules engine and the PettingZoo AEC environment ``pisti_v0``.
+"""pisti_env: the Pişti rules engine, the PettingZoo AEC environment ``pisti_v0`` and the
+single-agent Gymnasium env ``pisti/Pisti-v0``.
 
 ``pisti_env.env(**settings)`` is the wrapped environment, ``pisti_env.raw_env`` the bare one,
-:class:`Game` the rules engine on its own. Importing this package never imports torch.
+:class:`Game` the rules engine on its own. Importing this package registers
+``gymnasium.make("pisti/Pisti-v0", opponent=..., **settings)`` (:class:`PistiEnv`) and never
+imports torch.
 """
+
+import gymnasium as _gymnasium
 
 from .cards import card_to_symbol, card_to_text, parse_card, parse_cards
 from .env import env, raw_env
 from .game import Game, new_game
 from .observation import OBS_VERSION, ObservationEncoder, ObservationLayout
 from .rules import Settings, make_settings
+from .single_agent import PistiEnv
+
+GYM_ENV_ID = "pisti/Pisti-v0"
+if GYM_ENV_ID not in _gymnasium.registry:  # importing twice (or reloading) registers once
+    _gymnasium.register(GYM_ENV_ID, entry_point="pisti_env.single_agent:PistiEnv")
 
 __all__ = [
     "Game", "new_game", "Settings", "make_settings", "env", "raw_env", "OBS_VERSION",
-    "ObservationEncoder", "ObservationLayout", "card_to_text", "card_to_symbol", "parse_card", "parse_cards",
+    "ObservationEncoder", "ObservationLayout", "PistiEnv", "GYM_ENV_ID", "card_to_text", "card_to_symbol", "parse_card", "parse_cards",
 ]
 __version__ = "0.1.0"

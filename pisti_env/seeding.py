@@ -1,0 +1,28 @@
+"""How an environment's ``reset(seed=...)`` picks the seed of its :class:`~pisti_env.game.Game`.
+
+``pisti_v0`` and the single-agent Gymnasium env share it, so the same seed deals the same game
+in both: a given seed is the game's seed; without one the game's seed is drawn from the
+generator of the last seed given (or OS entropy before any).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+
+def next_game_seed(seed: int | None, seeder: random.Random | None) -> tuple[random.Random, int]:
+    """``(new seeder, game seed)`` for a reset with ``seed``; ``seeder`` is the env's current one
+    (``None`` before the first reset). ``seeder`` itself is never moved on: the env keeps the
+    new one only once its reset has succeeded. Raises ``TypeError`` for a seed that is not an int."""
+    if seed is not None:
+        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+        new = random.Random(int(seed))
+        new.getrandbits(63)  # so the next unseeded reset does not replay this seed
+        return new, int(seed)
+    new = random.Random()
+    if seeder is not None:
+        new.setstate(seeder.getstate())  # a copy, so a failed reset moves nothing
+    return new, new.getrandbits(63)

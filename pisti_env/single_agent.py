@@ -1,0 +1,303 @@
+"""A single-agent Gymnasium env: one learner seat against built-in players (``pisti/Pisti-v0``).
+
+``gymnasium.make("pisti/Pisti-v0", opponent="expert", num_players=3, bluff=True)`` — the id is
+registered when ``pisti_env`` is imported. The env runs the Python engine
+(:class:`~pisti_env.game.Game`) directly: the other seats' players choose from their own
+:class:`~pisti_env.agents.SeatView` (what that seat may know and nothing else, R30–R31) until
+it is the learner's turn again.
+
+* **Observation**: the same Dict as ``pisti_v0`` gives the learner's seat, byte for byte
+  (``"observation"`` float32 vector, ``"action_mask"`` int8; all-zero mask once the episode is
+  over); :meth:`PistiEnv.action_masks` returns the mask as bools for sb3-contrib's MaskablePPO.
+* **Reward** (``reward=``): ``"diff"`` (default): everything the learner received since its
+  previous decision under ``pisti_v0``'s score-difference rewards — the change in (own side's
+  public points − mean of the other sides'), counted over its own move and every other seat's
+  move since (the first step also counts the moves before the learner's first decision). An
+  episode's rewards add up exactly to the final score difference. ``"win"``: +1 / −1 at the end
+  (0 for the sides tied for best in a drawn single hand), else 0.
+* **Episode**: one match (``target`` set) or one hand (``target=None``); it ends with
+  ``terminated=True`` and is never truncated.
+* **Infos**: always ``"side"`` and ``"seat"`` (the learner's); at the step in which a hand ends
+  also ``"hand_result"`` (a copy, per side, as ``pisti_v0`` gives it) and ``"match_scores"``.
+* **Illegal learner actions** (``illegal_action=``): ``"refuse"`` (default): nothing happens,
+  the learner gets ``illegal_penalty`` (default −1) as reward, the episode goes on from the
+  same state and the info has ``"illegal_action": True`` — so playing unmasked (e.g.
+  Gymnasium's own env checker) works, and an illegal action never pays: the state is unchanged,
+  so it only adds the penalty (a discounted learner facing a large loss could still prefer to
+  postpone it; mask your actions). ``"raise"``: a ``ValueError`` naming the legal actions,
+  nothing changed. Integer-like actions (int, numpy integer, 0-d or one-element integer arrays
+  and tensors) are accepted in both modes; anything else is a ``TypeError`` naming its type.
+* **Seeding**: ``reset(seed=s)`` deals exactly the game ``pisti_v0``'s ``reset(seed=s)`` deals
+  and reseeds the learner's seat draw and the other players from ``s``, so the same seed plays
+  the same episode for the same learner actions.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from .agents import Player, SeatView, make_player
+from .env import REWARD_MODES
+from .game import Game
+from .observation import ObservationEncoder
+from .render import render_text
+from .rules import make_settings
+from .seeding import next_game_seed
+from .spaces import action_space, observation_space
+
+ILLEGAL_ACTION_MODES = ("refuse", "raise")
+RESET_OPTIONS = ("deck", "dealer", "seat")
+
+
+def as_action(action: Any, num_actions: int) -> int:
+    """``action`` as a plain int if it is integer-like: an int, a NumPy integer, or a 0-d or
+    one-element integer array or tensor. Raises ``TypeError`` naming the type otherwise (bools
+    and floats too). The range is not checked here."""
+    if isinstance(action, (bool, np.bool_)):
+        raise TypeError(f"an action must be an int action id 0..{num_actions - 1}, got {type(action).__name__} {action!r}")
+    if isinstance(action, (int, np.integer)):
+        return int(action)
+    array = action
+    if not isinstance(array, np.ndarray) and callable(getattr(array, "numel", None)):  # a torch tensor
+        array = array.detach().cpu().numpy()
+    if isinstance(array, np.ndarray) and array.size == 1 and array.dtype.kind in "iu":
+        return int(array.reshape(-1)[0])
+    what = type(action).__name__
+    if isinstance(array, np.ndarray):
+        what += f" of shape {array.shape} and dtype {array.dtype}"
+    raise TypeError(
+        f"an action must be an int action id 0..{num_actions - 1} (int, numpy integer, or a 0-d or "
+        f"one-element integer array or tensor), got {what}"
+    )
+
+
+def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
+    if not any(value is a or (isinstance(a, str) and value == a) for a in allowed):
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+def _check_seat(seat: Any, num_players: int, what: str) -> int | None:
+    if seat is None:
+        return None
+    if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)):
+        raise TypeError(f"{what} must be an int seat 0..{num_players - 1} or None (drawn), got {type(seat).__name__} {seat!r}")
+    if not 0 <= int(seat) < num_players:
+        raise ValueError(f"{what} must be a seat 0..{num_players - 1} or None (drawn), got {int(seat)}")
+    return int(seat)
+
+
+class PistiEnv(gymnasium.Env):
+    """Pişti for one learner seat; every other seat is played by a built-in player.
+
+    Args:
+        opponent: who plays the other side(s): a player spec for
+            :func:`~pisti_env.agents.make_player` (``"random"``, ``"greedy"`` (default),
+            ``"expert"``, ``"pimc:n=32"``, a checkpoint path) or a :class:`~pisti_env.agents.Player`
+            object. A spec builds one player per seat; an object plays every opponent seat.
+        partner: who plays the learner's partner with partnerships (4 players, R4): a spec or a
+            player object as ``opponent``; ``None`` (default) means the same as ``opponent``.
+            Refused without partnerships.
+        seat: the learner's seat, or ``None`` (default) to draw it for every episode.
+        reward: ``"diff"`` (default) or ``"win"``; see the module docstring.
+        illegal_action: ``"refuse"`` (default) or ``"raise"``; see the module docstring.
+        illegal_penalty: the reward of a refused illegal action (a negative number, default −1).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints
+            the table after every reset and step).
+        **settings: the game settings (see :func:`~pisti_env.rules.make_settings`).
+
+    Raises ``ValueError``/``TypeError`` naming the bad argument and what is allowed.
+    """
+
+    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        opponent: str | Player = "greedy",
+        partner: str | Player | None = None,
+        seat: int | None = None,
+        reward: str = "diff",
+        illegal_action: str = "refuse",
+        illegal_penalty: float = -1.0,
+        render_mode: str | None = None,
+        **settings: Any,
+    ) -> None:
+        _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        _check_choice("reward", reward, REWARD_MODES)
+        _check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
+        if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float, np.integer, np.floating)):
+            raise TypeError(f"illegal_penalty must be a number, got {type(illegal_penalty).__name__}")
+        if not float(illegal_penalty) < 0:
+            raise ValueError(f"illegal_penalty must be negative (an illegal action must never pay), got {illegal_penalty}")
+        self.settings = make_settings(**settings)
+        n = self.settings.num_players
+        self.fixed_seat = _check_seat(seat, n, "seat")
+        if partner is not None and not self.settings.partnerships:
+            raise ValueError("partner is only for partnerships (4 players, partnerships=True); leave it None")
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.illegal_action = illegal_action
+        self.illegal_penalty = float(illegal_penalty)
+        self.encoder = ObservationEncoder(self.settings)
+        self.observation_space = observation_space(self.settings, self.encoder.layout)
+        self.action_space = action_space(self.settings)
+        self.num_actions = self.settings.num_actions
+        self._specs = {"opponent": opponent, "partner": opponent if partner is None else partner}
+        self._players: dict[tuple[str, int], Player] = {}
+        # Build (and so check) the players of every seat that can need one now, not mid-episode.
+        for learner in range(n) if self.fixed_seat is None else (self.fixed_seat,):
+            for other in range(n):
+                if other != learner:
+                    self._player(learner, other)
+        self._seeder: random.Random | None = None
+        self.game: Game | None = None
+        self.seat = -1
+        self._value = 0.0
+
+    # ------------------------------------------------------------------ players
+    def _role(self, learner: int, other: int) -> str:
+        side_of = self.settings.side_of
+        return "partner" if side_of(other) == side_of(learner) else "opponent"
+
+    def _player(self, learner: int, other: int) -> Player:
+        """The player of seat ``other`` while the learner sits at ``learner`` (built once)."""
+        role = self._role(learner, other)
+        player = self._players.get((role, other))
+        if player is None:
+            spec = self._specs[role]
+            if isinstance(spec, str):
+                player = make_player(spec, settings=self.settings)
+            elif isinstance(spec, Player):
+                player = spec
+            else:
+                raise TypeError(
+                    f"{role} must be a player spec (e.g. 'greedy', 'pimc:n=32', a checkpoint path) or a "
+                    f"pisti_env.agents.Player object, got {type(spec).__name__}"
+                )
+            self._players[(role, other)] = player
+        return player
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start an episode. ``options`` may hold ``"deck"`` (52·decks card ids or text codes,
+        item 0 dealt first, R6), ``"dealer"`` and ``"seat"`` (the learner's seat this episode).
+        A bad seed or option raises and leaves the env as it was."""
+        options = {} if options is None else options
+        if not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
+        n = self.settings.num_players
+        seat = _check_seat(options.get("seat"), n, "options['seat']")
+        seeder, game_seed = next_game_seed(seed, self._seeder)  # the game pisti_v0 deals for this seed
+        game = Game(self.settings, seed=game_seed, deck=options.get("deck"), dealer=options.get("dealer"))
+        if seat is None:
+            seat = self.fixed_seat
+        if seat is not None:
+            for other in range(n):  # a seat that was never drawn may need its players built
+                if other != seat:
+                    self._player(seat, other)
+        super().reset(seed=seed)  # self.np_random: the seat draw and the players' seeds
+        drawn = int(self.np_random.integers(n))
+        player_seeds = self.np_random.integers(0, 2**63, size=n)
+        self._seeder = seeder
+        self.game = game
+        self.seat = drawn if seat is None else seat
+        for other in range(n):
+            if other != self.seat:
+                self._player(self.seat, other).reset(int(player_seeds[other]))
+        self._value = self._side_value()
+        self._play_others()
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), self._info()
+
+    # ------------------------------------------------------------------ step
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """The learner's move, then the other seats' until the learner is to move again or the
+        episode is over. Returns ``(observation, reward, terminated, truncated=False, info)``."""
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        if game.done:
+            raise RuntimeError("the episode is over: call reset() to play again")
+        action = as_action(action, self.num_actions)
+        if self.illegal_action == "refuse" and action not in game.legal_actions():
+            info = self._info()
+            info["illegal_action"] = True
+            return self._observation(), self.illegal_penalty, False, False, info
+        hands_before = game.hands_completed
+        game.step(action)  # raises ValueError naming the legal actions, before changing anything
+        self._play_others()
+        info = self._info()
+        if game.hands_completed != hands_before:
+            info["hand_result"] = [dict(side) for side in game.last_hand_result]
+            info["match_scores"] = list(game.match_scores)
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), self._reward(), game.done, False, info
+
+    def _play_others(self) -> None:
+        """Let the other seats move, each from its own view, until the learner's turn or the end."""
+        game, seat = self.game, self.seat
+        while not game.done and game.turn != seat:
+            other = game.turn
+            game.step(self._player(seat, other).act(SeatView(game, other)))
+
+    # ------------------------------------------------------------------ rewards
+    def _side_value(self) -> float:
+        """Own side's public total − mean of the other sides' (R30): what ``"diff"`` rewards change."""
+        public = self.game.public_total
+        own = public[self.settings.side_of(self.seat)]
+        return own - (sum(public) - own) / (len(public) - 1)
+
+    def _reward(self) -> float:
+        game = self.game
+        if self.reward_mode == "diff":
+            value = self._side_value()
+            reward, self._value = value - self._value, value
+            return float(reward)
+        if not game.done:
+            return 0.0
+        side = self.settings.side_of(self.seat)
+        if game.winner is not None:
+            return 1.0 if side == game.winner else -1.0
+        best = max(game.match_scores)  # a drawn single hand: the sides tied for best get 0
+        return 0.0 if game.match_scores[side] == best else -1.0
+
+    # ------------------------------------------------------------------ observation
+    def _observation(self) -> dict[str, np.ndarray]:
+        return {"observation": self.encoder.encode(self.game, self.seat), "action_mask": self.action_masks().astype(np.int8)}
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions now as a bool array (all False once the episode is over):
+        what sb3-contrib's ``MaskablePPO`` asks for."""
+        mask = np.zeros(self.num_actions, dtype=np.bool_)
+        if self.game is not None and not self.game.done:
+            mask[self.game.legal_actions()] = True
+        return mask
+
+    def _info(self) -> dict[str, Any]:
+        return {"side": self.settings.side_of(self.seat), "seat": self.seat}
+
+    # ------------------------------------------------------------------ render
+    def render(self) -> str | None:
+        """The table as text (a spectator's view: every hand); ``"ansi"`` returns it, ``"human"`` prints it."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render without specifying a render_mode.")
+            return None
+        text = self._table_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def _table_text(self) -> str:
+        if self.game is None:
+            return "pisti/Pisti-v0: call reset() first"
+        names = [f"player_{i}" + (" (learner)" if i == self.seat else "") for i in range(self.settings.num_players)]
+        return render_text(self.game, names)
