@@ -28,7 +28,7 @@ integer, a 0-d or one-element integer array, or a one-element integer tensor (du
 anything with ``item()`` and ``numel()``/``size``, so torch is never imported). Anything else
 (``bool``, ``float``, ``str``, ``None`` on a live agent's turn, an array of several elements)
 is a ``TypeError`` naming the type (and an array's shape and dtype); an id outside the action
-space is a ``ValueError``. Both change nothing. See :func:`action_id`.
+space is a ``ValueError``. Both change nothing. See :func:`pisti_env.actions.action_id`.
 
 Illegal actions (``illegal_action=``), following PettingZoo's classic games, whose ``env()``
 wraps the game in ``TerminateIllegalWrapper``:
@@ -59,11 +59,14 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from .actions import action_id
 from .cards import NUM_CARD_IDS, TABLE_SIZE
 from .game import Game
 from .observation import ObservationEncoder
 from .render import render_text
 from .rules import Settings, make_settings
+from .seeding import next_game_seed
+from .spaces import action_space, observation_space
 from .scoring import CHALLENGE_FACTOR, MAJORITY_POINTS, POINTS, bluff_stake, pisti_value
 
 REWARD_MODES = ("diff", "win")
@@ -82,44 +85,6 @@ def env(*, illegal_action: str = "penalty", **kwargs: Any) -> AECEnv:
     ``OrderEnforcingWrapper``; see :class:`raw_env` for the arguments.
     """
     return wrappers.OrderEnforcingWrapper(raw_env(illegal_action=illegal_action, **kwargs))
-
-
-def action_id(action: Any, num_actions: int) -> int:
-    """The ``int`` an integer-like ``action`` stands for; the one conversion every mode uses.
-
-    Accepted: ``int`` (not ``bool``), NumPy integers, and any object with ``item()`` holding
-    exactly one element (``numel()`` or ``size`` == 1) whose ``item()`` is an ``int``: 0-d
-    and one-element integer NumPy arrays, one-element integer torch tensors (duck-typed, torch
-    is never imported). The range is not checked here (the game does, with a ``ValueError``).
-
-    Raises:
-        TypeError: for anything else, naming the type (and an array's shape and dtype).
-    """
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
-        return int(action)
-    item = getattr(action, "item", None)
-    if callable(item):
-        numel = getattr(action, "numel", None)
-        count = numel() if callable(numel) else getattr(action, "size", None)
-        if isinstance(count, (int, np.integer)) and count == 1:
-            value = item()
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-    what = "card id" if num_actions == NUM_CARD_IDS else "action id"
-    raise TypeError(
-        f"an action must be an int {what} 0..{num_actions - 1} (an int, a NumPy integer, or a "
-        f"one-element integer array or tensor), got {_describe(action)}"
-    )
-
-
-def _describe(value: Any) -> str:
-    """Type name, plus shape and dtype for arrays and tensors, plus a short repr."""
-    text = type(value).__name__
-    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
-    if shape is not None and dtype is not None and not isinstance(value, np.generic):
-        text += f" of shape {tuple(shape)} and dtype {dtype}"
-    rep = repr(value)
-    return f"{text} {rep if len(rep) <= 60 else rep[:57] + '...'}"
 
 
 def _scoring_plays_bound(plays: int) -> int:
@@ -244,15 +209,9 @@ class raw_env(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         layout = self.encoder.layout
-        self.num_actions = num_actions = self.settings.num_actions  # 52, or 106 with bluff (R29)
-        obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, layout.high, shape=(layout.size,), dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, shape=(num_actions,), dtype=np.int8),
-            }
-        )
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        self.num_actions = self.settings.num_actions  # 52, or 106 with bluff (R29)
+        self.observation_spaces = {a: observation_space(self.settings, layout) for a in self.possible_agents}
+        self.action_spaces = {a: action_space(self.settings) for a in self.possible_agents}
         self._seeder: random.Random | None = None
         self.game: Game | None = None
 
@@ -275,18 +234,7 @@ class raw_env(AECEnv):
         if unknown:
             # PettingZoo's api_test passes arbitrary options, so unknown keys warn, not raise.
             warnings.warn(f"ignoring unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}", stacklevel=2)
-        if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
-            seeder = random.Random(int(seed))
-            seeder.getrandbits(63)  # so the next unseeded reset does not replay this seed
-            game_seed = int(seed)
-        else:
-            # Draw from a copy: a reset that fails must not move the generator on.
-            seeder = random.Random()
-            if self._seeder is not None:
-                seeder.setstate(self._seeder.getstate())
-            game_seed = seeder.getrandbits(63)
+        seeder, game_seed = next_game_seed(seed, self._seeder)  # moves nothing until the reset succeeds
         # Build the game first: a bad deck or dealer raises here and leaves the env untouched.
         game = Game(self.settings, seed=game_seed, deck=options.get("deck"), dealer=options.get("dealer"))
         self._seeder = seeder

@@ -40,6 +40,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from .actions import action_id
 from .agents import Player, SeatView, make_player
 from .env import REWARD_MODES
 from .game import Game
@@ -51,28 +52,6 @@ from .spaces import action_space, observation_space
 
 ILLEGAL_ACTION_MODES = ("refuse", "raise")
 RESET_OPTIONS = ("deck", "dealer", "seat")
-
-
-def as_action(action: Any, num_actions: int) -> int:
-    """``action`` as a plain int if it is integer-like: an int, a NumPy integer, or a 0-d or
-    one-element integer array or tensor. Raises ``TypeError`` naming the type otherwise (bools
-    and floats too). The range is not checked here."""
-    if isinstance(action, (bool, np.bool_)):
-        raise TypeError(f"an action must be an int action id 0..{num_actions - 1}, got {type(action).__name__} {action!r}")
-    if isinstance(action, (int, np.integer)):
-        return int(action)
-    array = action
-    if not isinstance(array, np.ndarray) and callable(getattr(array, "numel", None)):  # a torch tensor
-        array = array.detach().cpu().numpy()
-    if isinstance(array, np.ndarray) and array.size == 1 and array.dtype.kind in "iu":
-        return int(array.reshape(-1)[0])
-    what = type(action).__name__
-    if isinstance(array, np.ndarray):
-        what += f" of shape {array.shape} and dtype {array.dtype}"
-    raise TypeError(
-        f"an action must be an int action id 0..{num_actions - 1} (int, numpy integer, or a 0-d or "
-        f"one-element integer array or tensor), got {what}"
-    )
 
 
 def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
@@ -225,7 +204,7 @@ class PistiEnv(gymnasium.Env):
             raise RuntimeError("call reset() before step()")
         if game.done:
             raise RuntimeError("the episode is over: call reset() to play again")
-        action = as_action(action, self.num_actions)
+        action = action_id(action, self.num_actions)
         if self.illegal_action == "refuse" and action not in game.legal_actions():
             info = self._info()
             info["illegal_action"] = True
