@@ -3,8 +3,9 @@ single-agent Gymnasium env ``pisti/Pisti-v0``.
 
 ``pisti_env.env(**settings)`` is the wrapped environment, ``pisti_env.raw_env`` the bare one,
 :class:`Game` the rules engine on its own. Importing this package registers
-``gymnasium.make("pisti/Pisti-v0", opponent=..., **settings)`` (:class:`PistiEnv`) and never
-imports torch.
+``gymnasium.make("pisti/Pisti-v0", opponent=..., **settings)`` (:class:`PistiEnv`) and
+``gymnasium.make_vec("pisti/Pisti-v0", num_envs=N, ...)`` (:class:`pisti_env.vector.PistiVectorEnv`,
+on the batched engine) and never imports torch.
 """
 
 import gymnasium as _gymnasium
@@ -18,7 +19,11 @@ from .single_agent import PistiEnv
 
 GYM_ENV_ID = "pisti/Pisti-v0"
 if GYM_ENV_ID not in _gymnasium.registry:  # importing twice (or reloading) registers once
-    _gymnasium.register(GYM_ENV_ID, entry_point="pisti_env.single_agent:PistiEnv")
+    _gymnasium.register(
+        GYM_ENV_ID,
+        entry_point="pisti_env.single_agent:PistiEnv",
+        vector_entry_point="pisti_env.vector:PistiVectorEnv",  # a string: torch is imported only by make_vec
+    )
 
 __all__ = [
     "Game", "new_game", "Settings", "make_settings", "env", "raw_env", "OBS_VERSION",

@@ -99,7 +99,12 @@ class BatchedPisti:
         self._check_out(observation_out)
         return self._output(state, observation_out, transitions.quiet_outcome(self.tables, state))
 
-    def step(self, actions: torch.Tensor | Sequence[int], observation_out: torch.Tensor | None = None) -> BatchStep:
+    def step(
+        self,
+        actions: torch.Tensor | Sequence[int],
+        observation_out: torch.Tensor | None = None,
+        active: torch.Tensor | None = None,
+    ) -> BatchStep:
         """Every game's seat to move takes ``actions[b]``: a card id, or with the bluff variant
         any action id of :mod:`pisti_env.actions` (R29: ``FACE_DOWN + id``, ``BELIEVE``,
         ``CHALLENGE``); see :class:`BatchStep`. Finished games restart at once, so the batch
@@ -109,22 +114,32 @@ class BatchedPisti:
         device to write the observations into (a trainer's rollout storage, say); it saves
         allocating fresh memory for them at every step, the largest single cost on a CPU.
 
+        ``active``: an optional (B,) bool tensor; only those games move, the others keep their
+        state bit for bit and get no rewards and no ``done``/``hand_over`` (their ``actions``
+        entries are ignored). The observations and masks returned are those of every game's
+        seat to move, as always.
+
         Raises ``ValueError`` naming the first game with an illegal action (and that game's
         legal ones); the state is then unchanged."""
         if self.state is None:
             raise ValueError("call reset() before step()")
-        self.state, out = self.step_state(self.state, actions, observation_out)
+        self.state, out = self.step_state(self.state, actions, observation_out, active)
         return out
 
     def step_state(
-        self, state: BatchState, actions: torch.Tensor | Sequence[int], observation_out: torch.Tensor | None = None
+        self,
+        state: BatchState,
+        actions: torch.Tensor | Sequence[int],
+        observation_out: torch.Tensor | None = None,
+        active: torch.Tensor | None = None,
     ) -> tuple[BatchState, BatchStep]:
         """The pure step: ``(state, actions) -> (next state, BatchStep)``; ``state`` is not
         modified (see :func:`pisti_env.batched.transitions.step`), and ``self.state`` is
-        neither read nor written."""
+        neither read nor written. ``active``: see :meth:`step`."""
         self._check_out(observation_out)  # before the step: a bad buffer must change nothing
-        a = self._validated_actions(state, actions)
-        state, outcome = transitions.step(self.tables, state, a)
+        active = self._validated_active(active)
+        a = self._validated_actions(state, actions, active)
+        state, outcome = transitions.step(self.tables, state, a, active)
         return state, self._output(state, observation_out, outcome)
 
     def observe(
@@ -191,9 +206,18 @@ class BatchedPisti:
                 raise ValueError(f"dealer of game {i} must be a seat 0..{self.num_players - 1}, got {d!r}")
         return torch.tensor(values, dtype=torch.int64, device=self.device)
 
-    def _validated_actions(self, state: BatchState, actions: Any) -> torch.Tensor:
+    def _validated_active(self, active: Any) -> torch.Tensor | None:
+        if active is None:
+            return None
+        if not isinstance(active, torch.Tensor) or active.dtype != torch.bool or active.shape != (self.batch_size,):
+            got = f"{active.dtype} {tuple(active.shape)}" if isinstance(active, torch.Tensor) else type(active).__name__
+            raise ValueError(f"active must be None or a bool tensor of shape ({self.batch_size},), got {got}")
+        return active.to(self.device)
+
+    def _validated_actions(self, state: BatchState, actions: Any, active: torch.Tensor | None = None) -> torch.Tensor:
         """``actions`` as a (B,) int64 tensor on the device, each legal in its game (R9; R29
-        with the bluff variant: legal in the game's mask)."""
+        with the bluff variant: legal in the game's mask). Where ``active`` is False the entry
+        is ignored: replaced by the game's first legal action, which the step then discards."""
         if not isinstance(actions, torch.Tensor):
             actions = torch.as_tensor(np.asarray(actions))
         if actions.dtype.is_floating_point or actions.dtype == torch.bool or actions.is_complex():
@@ -202,6 +226,8 @@ class BatchedPisti:
         if actions.shape != (self.batch_size,):
             raise ValueError(f"actions must have shape ({self.batch_size},), got {tuple(actions.shape)}")
         a = actions.to(device=self.device, dtype=torch.int64)
+        if active is not None:
+            a = torch.where(active, a, self.action_mask(state).to(torch.uint8).argmax(1))
         if self.settings.bluff:
             return self._validated_bluff_actions(state, a)
         t = self.tables

@@ -15,7 +15,7 @@ from ..cards import NUM_CARD_IDS
 from ..counters import Counter
 from .hands import blank_state, deal_, end_hands_, start_hands_
 from .moves import bluff_move_, play_face_up_
-from .state import BatchState, owned_copy
+from .state import BatchState, owned_copy, select
 from .tables import Tables
 
 
@@ -53,10 +53,34 @@ def quiet_outcome(t: Tables, state: BatchState) -> Outcome:
     )
 
 
-def step(t: Tables, state: BatchState, a: torch.Tensor) -> tuple[BatchState, Outcome]:
+def step(
+    t: Tables, state: BatchState, a: torch.Tensor, active: torch.Tensor | None = None
+) -> tuple[BatchState, Outcome]:
     """Every game's seat to move takes the legal action ``a[b]`` (the caller checks it);
     finished hands are scored and redealt, finished episodes restarted. ``state`` is not
-    modified."""
+    modified.
+
+    ``active``: an optional (B,) bool mask; only those games move. The others keep their
+    state bit for bit (:func:`~pisti_env.batched.state.select` after the step) and get a
+    quiet outcome: no rewards, no hand or episode ended. ``a`` must still be legal in every
+    game (what :meth:`BatchedPisti.step_state` ensures)."""
+    moved, outcome = _step_all(t, state, a)
+    if active is None:
+        return moved, outcome
+    quiet = quiet_outcome(t, state)
+    keep = active[:, None]
+    return select(active, moved, state), Outcome(
+        rewards=outcome.rewards * keep,
+        done=outcome.done & active,
+        hand_over=outcome.hand_over & active,
+        hand_result={k: torch.where(keep, v, quiet.hand_result[k]) for k, v in outcome.hand_result.items()},
+        match_scores=torch.where(keep, outcome.match_scores, quiet.match_scores),
+        winner=torch.where(active, outcome.winner, quiet.winner),
+    )
+
+
+def _step_all(t: Tables, state: BatchState, a: torch.Tensor) -> tuple[BatchState, Outcome]:
+    """:func:`step` for every game of the batch."""
     B, S, dev = t.batch_size, t.num_sides, t.device
     state = owned_copy(state, ("code",))  # from here on ``state.code`` is this step's own
     state = bluff_move_(t, state, a) if t.settings.bluff else play_face_up_(t, state, a)

@@ -1,0 +1,311 @@
+"""A Gymnasium vector env on the batched engine: N learner games at once (``pisti/Pisti-v0``).
+
+``gymnasium.make_vec("pisti/Pisti-v0", num_envs=4096, opponent="greedy")`` returns a
+:class:`PistiVectorEnv` (the id's ``vector_entry_point``). Each of the N games is the game of the
+single-agent env :class:`~pisti_env.single_agent.PistiEnv`: one learner seat, every other seat
+played by a built-in player; but all N are held by one :class:`~pisti_env.batched.BatchedPisti`
+and the other seats choose with their players' batched form (``act_batch``: ``"random"``,
+``"greedy"``, any checkpoint path, or a player object that has one; ``"expert"`` and ``"pimc"``
+have none and are refused).
+
+* **Step**: every game is at the learner's turn; the learners' actions are applied, then the
+  games whose seat to move is not the learner's are stepped (and only those: the engine's
+  ``active`` mask) with the other players' choices until every game is at its learner's turn
+  again: a varying number of moves per game (3–4 players, hand ends, R29's answers).
+* **Rewards, observations, infos**: as :class:`PistiEnv` gives them, game for game on the same
+  decks (``tests/test_vector_env.py`` checks it): the reward is everything the learner received
+  since its previous decision (``reward="diff"``: an episode's rewards add up to its final score
+  difference; ``"win"``: ±1 at the end). Observation: ``{"observation": (N, size) float32,
+  "action_mask": (N, actions) int8}``; :meth:`PistiVectorEnv.action_masks` gives the masks as
+  bools. Infos (arrays with a ``"_key"`` mask, Gymnasium's vector convention): ``"seat"`` and
+  ``"side"`` of each learner; where a hand ended since the last decision, ``"hand_result"`` (a
+  dict of (N, sides) arrays) and ``"match_scores"`` (N, sides).
+* **Autoreset**: ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``). A game whose
+  episode ended reports ``terminated=True`` and already the first observation of its next
+  episode; ``infos["final_info"]`` holds the finished episode's infos (seat, side, hand_result,
+  match_scores) under the ``"_final_info"`` mask. Episodes never truncate. The engine restarts
+  a finished game inside the step that ends it, so the terminal observation itself is not
+  kept: ``infos["final_obs"]`` is ``None`` for those games (it is only needed to bootstrap
+  truncated episodes, and these episodes only terminate). Rewards the learner receives in its
+  new episode before its first decision come with its next step, as in :class:`PistiEnv`.
+* **Learner seat** (``seat=``): fixed, or ``None`` to draw it per episode (per game, from the
+  env's seeded generator, whenever a game restarts).
+* **Outputs** (``output=``): ``"numpy"`` (default) or ``"torch"`` (tensors on ``device``, where
+  the engine runs). Actions: a (N,) integer numpy array, tensor or sequence; an illegal one
+  raises ``ValueError`` naming the first bad game and its legal actions, changing nothing.
+* **Seeding**: ``reset(seed=s)`` seeds the engine's decks and dealers, the seat draws and the
+  players' random choices: the same seed plays the same games for the same actions.
+  ``reset(options={"decks": ..., "dealers": ..., "seats": ...})`` gives the first episode's
+  decks (N × 52), dealers and learner seats (N each).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium
+import numpy as np
+import torch
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from .agents import Player, make_player
+from .agents.base import has_batched_form
+from .batched import BatchedPisti, BatchStep
+from .env import REWARD_MODES
+from .observation import ObservationEncoder
+from .rules import make_settings
+from .spaces import action_space, observation_space
+
+OUTPUT_MODES = ("numpy", "torch")
+RESET_OPTIONS = ("decks", "dealers", "seats")
+SEED_BOUND = 2**63  # engine and generator seeds drawn below this
+
+
+def _batched_player(role: str, spec: Any, settings: Any, seed: int, device: torch.device) -> Any:
+    """The batched player of ``role`` from a spec or a player object; refuses one without a batched form."""
+    if isinstance(spec, str):
+        player = make_player(spec, seed=seed, settings=settings, device=str(device))
+    elif isinstance(spec, Player):
+        player = spec
+    else:
+        raise TypeError(
+            f"{role} must be a player spec ('random', 'greedy', a checkpoint path) or a player object "
+            f"with act_batch, got {type(spec).__name__}"
+        )
+    if not has_batched_form(player):
+        raise ValueError(
+            f"{role} {spec!r} has no batched form (act_batch): the vector env takes 'random', 'greedy', "
+            "a checkpoint path or a player object with act_batch; use gymnasium.make (PistiEnv) for the others"
+        )
+    return player
+
+
+class PistiVectorEnv(gymnasium.vector.VectorEnv):
+    """N single-agent Pişti games on the batched engine (see the module docstring).
+
+    Args:
+        num_envs: the number of games N.
+        opponent: the other side(s)' player: ``"random"``, ``"greedy"`` (default), a checkpoint
+            path, or a player object with ``act_batch``; one player chooses for every
+            opponent seat of every game.
+        partner: the learner's partner's player with partnerships (R4); ``None``: as ``opponent``.
+        seat: the learner's seat, or ``None`` (default) to draw it per episode.
+        reward: ``"diff"`` (default) or ``"win"``.
+        output: ``"numpy"`` (default) or ``"torch"``.
+        device: the torch device of the engine, the players and torch outputs.
+        **settings: the game settings (one deck: 2–4 players), as :class:`PistiEnv`.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        opponent: str | Player = "greedy",
+        partner: str | Player | None = None,
+        seat: int | None = None,
+        reward: str = "diff",
+        output: str = "numpy",
+        device: str | torch.device = "cpu",
+        **settings: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        if output not in OUTPUT_MODES:
+            raise ValueError(f"output must be one of {OUTPUT_MODES}, got {output!r}")
+        self.settings = s = make_settings(**settings)
+        n = s.num_players
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n):
+            raise ValueError(f"seat must be a seat 0..{n - 1} or None (drawn), got {seat!r}")
+        if partner is not None and not s.partnerships:
+            raise ValueError("partner is only for partnerships (4 players, partnerships=True); leave it None")
+        self.num_envs = int(num_envs)
+        self.device = torch.device(device)
+        self.output = output
+        self.reward_mode = reward
+        self.fixed_seat = None if seat is None else int(seat)
+        self._engine_kwargs = dict(batch_size=self.num_envs, device=self.device, reward=reward, **s.to_dict())
+        self.engine = BatchedPisti(seed=0, **self._engine_kwargs)  # checks the settings (one deck)
+        self.opponent = _batched_player("opponent", opponent, s, 0, self.device)
+        self.partner = None if partner is None else _batched_player("partner", partner, s, 1, self.device)
+        self.num_actions = s.num_actions
+        self.single_observation_space = observation_space(s, ObservationEncoder(s).layout)
+        self.single_action_space = action_space(s)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._side_of = self.engine.side_of
+        self._generator = torch.Generator(device=self.device)
+        self._seeder = np.random.default_rng()
+        self._out: BatchStep | None = None
+        self._seat = torch.zeros(self.num_envs, dtype=torch.int64, device=self.device)
+        self._carry = torch.zeros(self.num_envs, dtype=torch.float32, device=self.device)
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Start N new episodes (see the module docstring for ``seed`` and ``options``)."""
+        options = {} if options is None else options
+        if not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+        seats = options.get("seats")
+        if seats is not None:
+            seats = torch.as_tensor(np.asarray(seats), device=self.device)
+            n = self.settings.num_players
+            if seats.shape != (self.num_envs,) or seats.dtype in (torch.bool,) or seats.dtype.is_floating_point:
+                raise ValueError(f"options['seats'] must be {self.num_envs} integer seats, got {seats.dtype} {tuple(seats.shape)}")
+            if bool(((seats < 0) | (seats >= n)).any()):
+                raise ValueError(f"options['seats'] must be seats 0..{n - 1}")
+            seats = seats.to(torch.int64)
+        seeder = np.random.default_rng(seed) if seed is not None else self._seeder
+        engine_seed, generator_seed = (int(x) for x in seeder.integers(0, SEED_BOUND, size=2))
+        engine = BatchedPisti(seed=engine_seed, **self._engine_kwargs)
+        out = engine.reset(decks=options.get("decks"), dealers=options.get("dealers"))  # raises before any change
+        self._seeder, self.engine = seeder, engine
+        self._generator.manual_seed(generator_seed)
+        self._seat = self._draw_seats() if seats is None else seats
+        self._carry = torch.zeros(self.num_envs, dtype=torch.float32, device=self.device)
+        everything = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        self._out, self._carry, _, _ = self._play_others(out, self._carry, ~everything)
+        return self._observation(), self._infos(torch.zeros_like(everything), None)
+
+    def _draw_seats(self) -> torch.Tensor:
+        if self.fixed_seat is not None:
+            return torch.full((self.num_envs,), self.fixed_seat, dtype=torch.int64, device=self.device)
+        n = self.settings.num_players
+        return torch.randint(n, (self.num_envs,), generator=self._generator, device=self.device)
+
+    # ------------------------------------------------------------------ step
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """The learners' actions, then the other seats' moves until every game is at its learner's
+        turn again. Returns ``(observations, rewards, terminations, truncations, infos)``."""
+        if self._out is None:
+            raise RuntimeError("call reset() before step()")
+        if not isinstance(actions, torch.Tensor):
+            actions = torch.as_tensor(np.asarray(actions))
+        out = self.engine.step(actions)  # all games at the learner's turn; raises naming the first bad game
+        seat = self._seat
+        rewards = self._carry + out.rewards.gather(1, seat[:, None]).squeeze(1)
+        done = out.done
+        hand = self._hand_info(out, out.hand_over)
+        final_seat = seat
+        if bool(done.any()):
+            self._seat = torch.where(done, self._draw_seats(), seat)
+        carry = torch.zeros_like(rewards)
+        out, carry, later_done, later_hand = self._play_others(out, carry, done, rewards)
+        if later_hand is not None:
+            hand = later_hand if hand is None else self._merge_hand(hand, later_hand)
+        if later_done is not None:
+            final_seat = torch.where(later_done[0], later_done[1], final_seat)
+            done = done | later_done[0]
+        self._out, self._carry = out, carry
+        infos = self._infos(done, hand, final_seat)
+        truncated = torch.zeros_like(done)
+        return self._observation(), self._convert(rewards), self._convert(done), self._convert(truncated), infos
+
+    def _play_others(
+        self, out: BatchStep, carry: torch.Tensor, done: torch.Tensor, rewards: torch.Tensor | None = None
+    ) -> tuple[BatchStep, torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None, dict[str, Any] | None]:
+        """Step the games whose seat to move is not their learner's until none is left.
+
+        A reward goes to ``rewards`` (in place) while the game's episode has not ended in this
+        step (``done``), and to ``carry`` (the next step's) after. Returns the last
+        :class:`BatchStep`, ``carry``, the games whose episode ended here with their learners'
+        seats then, and the hand results seen."""
+        ended: torch.Tensor | None = None
+        ended_seat = self._seat
+        hand: dict[str, Any] | None = None
+        while True:
+            waiting = out.seat != self._seat
+            if not bool(waiting.any()):
+                return out, carry, None if ended is None else (ended, ended_seat), hand
+            actions = self.opponent.act_batch(out.observation, out.action_mask, self._generator)
+            if self.partner is not None:
+                partners = self._side_of[out.seat] == self._side_of[self._seat]
+                if bool((partners & waiting).any()):
+                    chosen = self.partner.act_batch(out.observation, out.action_mask, self._generator)
+                    actions = torch.where(partners, chosen, actions)
+            out = self.engine.step(actions, active=waiting)
+            r = out.rewards.gather(1, self._seat[:, None]).squeeze(1)
+            if rewards is None:
+                carry = carry + r
+            else:
+                rewards += torch.where(done, 0.0, r)
+                carry = carry + torch.where(done, r, 0.0)
+            if bool(out.hand_over.any()):
+                seen = self._hand_info(out, out.hand_over)
+                hand = seen if hand is None else self._merge_hand(hand, seen)
+            if bool(out.done.any()):
+                ended_seat = torch.where(out.done, self._seat, ended_seat)
+                ended = out.done if ended is None else ended | out.done
+                done = done | out.done
+                self._seat = torch.where(out.done, self._draw_seats(), self._seat)
+
+    # ------------------------------------------------------------------ outputs
+    def _convert(self, x: torch.Tensor) -> Any:
+        return x if self.output == "torch" else x.cpu().numpy()
+
+    def _observation(self) -> dict[str, Any]:
+        out = self._out
+        return {"observation": self._convert(out.observation), "action_mask": self._convert(out.action_mask.to(torch.int8))}
+
+    def action_masks(self) -> Any:
+        """(N, actions) bool: each learner's legal actions now (sb3-contrib's convention)."""
+        if self._out is None:
+            raise RuntimeError("call reset() first")
+        return self._convert(self._out.action_mask)
+
+    @staticmethod
+    def _hand_info(out: BatchStep, mask: torch.Tensor) -> dict[str, Any] | None:
+        if not bool(mask.any()):
+            return None
+        return {"mask": mask, "hand_result": dict(out.hand_result), "match_scores": out.match_scores}
+
+    @staticmethod
+    def _merge_hand(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        m = new["mask"]
+        keep = m[:, None]
+        return {
+            "mask": old["mask"] | m,
+            "hand_result": {k: torch.where(keep, v, old["hand_result"][k]) for k, v in new["hand_result"].items()},
+            "match_scores": torch.where(keep, new["match_scores"], old["match_scores"]),
+        }
+
+    def _infos(self, done: torch.Tensor, hand: dict[str, Any] | None, final_seat: torch.Tensor | None = None) -> dict[str, Any]:
+        """Gymnasium's vector infos: arrays with their ``"_key"`` masks (see the module docstring)."""
+        N = self.num_envs
+        everywhere = np.ones(N, dtype=np.bool_)
+        seat = self._seat
+        infos: dict[str, Any] = {
+            "seat": seat.cpu().numpy(), "_seat": everywhere,
+            "side": self._side_of[seat].cpu().numpy(), "_side": everywhere,
+        }
+        if hand is None and not bool(done.any()):
+            return infos
+        done_np = done.cpu().numpy()
+        hand_mask = np.zeros(N, dtype=np.bool_) if hand is None else hand["mask"].cpu().numpy()
+        live = hand_mask & ~done_np  # a hand ended in a game still going
+        if live.any():
+            infos["hand_result"] = {k: v.cpu().numpy() for k, v in hand["hand_result"].items()}
+            infos["_hand_result"] = live
+            infos["match_scores"] = hand["match_scores"].cpu().numpy()
+            infos["_match_scores"] = live
+        if done_np.any():
+            final = {
+                "seat": final_seat.cpu().numpy(), "_seat": done_np,
+                "side": self._side_of[final_seat].cpu().numpy(), "_side": done_np,
+            }
+            if hand is not None:
+                final["hand_result"] = {k: v.cpu().numpy() for k, v in hand["hand_result"].items()}
+                final["_hand_result"] = done_np
+                final["match_scores"] = hand["match_scores"].cpu().numpy()
+                final["_match_scores"] = done_np
+            infos["final_info"], infos["_final_info"] = final, done_np
+            infos["final_obs"], infos["_final_obs"] = np.full(N, None, dtype=object), done_np
+        return infos
