@@ -148,12 +148,12 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
     # ------------------------------------------------------------------ reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Start N new episodes (see the module docstring for ``seed`` and ``options``)."""
-        options = {} if options is None else options
-        if not isinstance(options, dict):
+        if options is not None and not isinstance(options, dict):
             raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
+        options = options or {}
+        if not set(options) <= set(RESET_OPTIONS):
+            bad = sorted(str(k) for k in options if k not in RESET_OPTIONS)
+            raise ValueError(f"unknown reset option(s) {bad}; known: {list(RESET_OPTIONS)}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
         seats = options.get("seats")

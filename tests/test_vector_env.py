@@ -289,3 +289,28 @@ def test_active_entries_of_inactive_games_are_ignored_and_bad_active_refused():
         engine.step_state(engine.state, legal, active=torch.ones(3, dtype=torch.bool))
     with pytest.raises(ValueError, match="active"):
         engine.step_state(engine.state, legal, active=[True] * 4)
+
+
+def test_bad_reset_options_are_refused_and_change_nothing():
+    env = PistiVectorEnv(2, opponent="random", num_players=2, target=None)
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(options={"deck": None})
+    with pytest.raises(TypeError, match="options"):
+        env.reset(options=[1])
+    with pytest.raises(ValueError, match="seats"):
+        env.reset(options={"seats": [0, 2]})
+    with pytest.raises(ValueError, match="seed"):
+        env.reset(seed=-1)
+    assert np.array_equal(env._observation()["observation"], obs["observation"])
+
+
+def test_drawn_seats_vary_and_a_fixed_seat_stays():
+    drawn = PistiVectorEnv(64, opponent="random", num_players=4, partnerships=True, target=None)
+    _, info = drawn.reset(seed=0)
+    assert set(info["seat"]) == {0, 1, 2, 3} and np.array_equal(info["side"], info["seat"] % 2)
+    fixed = PistiVectorEnv(8, opponent="random", seat=2, num_players=3, target=None)
+    _, info = fixed.reset(seed=0)
+    for _ in range(30):
+        assert (info["seat"] == 2).all()
+        _, _, _, _, info = fixed.step(np.argmax(fixed.action_masks(), 1))
