@@ -64,12 +64,12 @@ from .cards import NUM_CARD_IDS, TABLE_SIZE
 from .game import Game
 from .observation import ObservationEncoder
 from .render import render_text
+from .rewards import REWARD_MODES, side_difference, win_rewards
 from .rules import Settings, make_settings
 from .seeding import next_game_seed
 from .spaces import action_space, observation_space
 from .scoring import CHALLENGE_FACTOR, MAJORITY_POINTS, POINTS, bluff_stake, pisti_value
 
-REWARD_MODES = ("diff", "win")
 ILLEGAL_ACTION_MODES = ("raise", "penalty")
 RESET_OPTIONS = ("deck", "dealer")
 WIN_PENALTY = -1.0  # reward="win": the offender's side loses (the worst a game can give it)
@@ -151,7 +151,7 @@ def illegal_action_penalty(game: Game, side: int) -> float:
     k = settings.num_sides
     public = game.public_total
     own = public[side]
-    diff_now = own - (sum(public) - own) / (k - 1)
+    diff_now = side_difference(public, side)
     plays_left = game.in_hands + game.stock_size
     rest_of_hand = hand_points_bound(settings, plays_left, game.pending_claim is not None)
     worst = diff_now - rest_of_hand / (k - 1)
@@ -311,12 +311,7 @@ class raw_env(AECEnv):
         else:  # "win"
             if not game.done:
                 return  # rewards stay all zero until the end
-            per_side = [-1.0] * self.settings.num_sides
-            if game.winner is not None:
-                per_side[game.winner] = 1.0
-            else:  # a drawn single hand: the sides tied for the best total get 0
-                best = max(game.match_scores)
-                per_side = [0.0 if s == best else -1.0 for s in game.match_scores]
+            per_side = win_rewards(game)
         self.rewards = {a: float(per_side[side_of(self.agent_name_mapping[a])]) for a in self.agents}
 
     def _end_with_penalty(self, agent: str, action: int) -> None:

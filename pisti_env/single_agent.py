@@ -41,11 +41,11 @@ import gymnasium
 import numpy as np
 
 from .actions import action_id
-from .agents import Player, SeatView, make_player
-from .env import REWARD_MODES
+from .agents import Player, SeatView, as_player
 from .game import Game
 from .observation import ObservationEncoder
 from .render import render_text
+from .rewards import REWARD_MODES, side_difference, win_rewards
 from .rules import make_settings
 from .seeding import next_game_seed
 from .spaces import action_space, observation_space
@@ -146,17 +146,7 @@ class PistiEnv(gymnasium.Env):
         role = self._role(learner, other)
         player = self._players.get((role, other))
         if player is None:
-            spec = self._specs[role]
-            if isinstance(spec, str):
-                player = make_player(spec, settings=self.settings)
-            elif isinstance(spec, Player):
-                player = spec
-            else:
-                raise TypeError(
-                    f"{role} must be a player spec (e.g. 'greedy', 'pimc:n=32', a checkpoint path) or a "
-                    f"pisti_env.agents.Player object, got {type(spec).__name__}"
-                )
-            self._players[(role, other)] = player
+            player = self._players[(role, other)] = as_player(self._specs[role], role, settings=self.settings)
         return player
 
     # ------------------------------------------------------------------ reset
@@ -230,9 +220,7 @@ class PistiEnv(gymnasium.Env):
     # ------------------------------------------------------------------ rewards
     def _side_value(self) -> float:
         """Own side's public total − mean of the other sides' (R30): what ``"diff"`` rewards change."""
-        public = self.game.public_total
-        own = public[self.settings.side_of(self.seat)]
-        return own - (sum(public) - own) / (len(public) - 1)
+        return side_difference(self.game.public_total, self.settings.side_of(self.seat))
 
     def _reward(self) -> float:
         game = self.game
@@ -242,11 +230,7 @@ class PistiEnv(gymnasium.Env):
             return float(reward)
         if not game.done:
             return 0.0
-        side = self.settings.side_of(self.seat)
-        if game.winner is not None:
-            return 1.0 if side == game.winner else -1.0
-        best = max(game.match_scores)  # a drawn single hand: the sides tied for best get 0
-        return 0.0 if game.match_scores[side] == best else -1.0
+        return win_rewards(game)[self.settings.side_of(self.seat)]
 
     # ------------------------------------------------------------------ observation
     def _observation(self) -> dict[str, np.ndarray]:

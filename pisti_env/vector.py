@@ -50,11 +50,11 @@ import torch
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .agents import Player, make_player
+from .agents import Player, as_player
 from .agents.base import has_batched_form
 from .batched import BatchedPisti, BatchStep
-from .env import REWARD_MODES
 from .observation import ObservationEncoder
+from .rewards import REWARD_MODES
 from .rules import make_settings
 from .spaces import action_space, observation_space
 
@@ -65,15 +65,7 @@ SEED_BOUND = 2**63  # engine and generator seeds drawn below this
 
 def _batched_player(role: str, spec: Any, settings: Any, seed: int, device: torch.device) -> Any:
     """The batched player of ``role`` from a spec or a player object; refuses one without a batched form."""
-    if isinstance(spec, str):
-        player = make_player(spec, seed=seed, settings=settings, device=str(device))
-    elif isinstance(spec, Player):
-        player = spec
-    else:
-        raise TypeError(
-            f"{role} must be a player spec ('random', 'greedy', a checkpoint path) or a player object "
-            f"with act_batch, got {type(spec).__name__}"
-        )
+    player = as_player(spec, role, seed=seed, settings=settings, device=str(device))
     if not has_batched_form(player):
         raise ValueError(
             f"{role} {spec!r} has no batched form (act_batch): the vector env takes 'random', 'greedy', "

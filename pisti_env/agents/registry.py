@@ -130,4 +130,19 @@ def _scripted(spec: str, seed: int | None, settings: Settings | None, options: d
     return cls(seed=seed, **spec_options)
 
 
+
+def as_player(spec: str | Player, role: str, **kwargs: Any) -> Player:
+    """``spec`` as a player: a spec through :func:`make_player` (``kwargs`` passed on), a
+    :class:`Player` object as it is. ``role`` names the argument in the ``TypeError`` raised
+    for anything else."""
+    if isinstance(spec, str):
+        return make_player(spec, **kwargs)
+    if isinstance(spec, Player):
+        return spec
+    raise TypeError(
+        f"{role} must be a player spec (e.g. 'greedy', 'pimc:n=32', a checkpoint path) or a "
+        f"pisti_env.agents.Player object, got {type(spec).__name__}"
+    )
+
+
 make_agent = make_player
