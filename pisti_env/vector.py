@@ -50,8 +50,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .agents import Player, as_player
-from .agents.base import has_batched_form
+from .agents import Player, as_batched_player
 from .batched import BatchedPisti, BatchStep
 from .observation import ObservationEncoder
 from .rewards import REWARD_MODES
@@ -63,15 +62,8 @@ RESET_OPTIONS = ("decks", "dealers", "seats")
 SEED_BOUND = 2**63  # engine and generator seeds drawn below this
 
 
-def _batched_player(role: str, spec: Any, settings: Any, seed: int, device: torch.device) -> Any:
-    """The batched player of ``role`` from a spec or a player object; refuses one without a batched form."""
-    player = as_player(spec, role, seed=seed, settings=settings, device=str(device))
-    if not has_batched_form(player):
-        raise ValueError(
-            f"{role} {spec!r} has no batched form (act_batch): the vector env takes 'random', 'greedy', "
-            "a checkpoint path or a player object with act_batch; use gymnasium.make (PistiEnv) for the others"
-        )
-    return player
+# Where to go with a player that has no batched form.
+_NOT_BATCHED = "; use gymnasium.make (PistiEnv) for the others"
 
 
 class PistiVectorEnv(gymnasium.vector.VectorEnv):
@@ -122,8 +114,10 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         self.fixed_seat = None if seat is None else int(seat)
         self._engine_kwargs = dict(batch_size=self.num_envs, device=self.device, reward=reward, **s.to_dict())
         self.engine = BatchedPisti(seed=0, **self._engine_kwargs)  # checks the settings (one deck)
-        self.opponent = _batched_player("opponent", opponent, s, 0, self.device)
-        self.partner = None if partner is None else _batched_player("partner", partner, s, 1, self.device)
+        self.opponent = as_batched_player(opponent, "opponent", _NOT_BATCHED, seed=0, settings=s, device=str(self.device))
+        self.partner = None if partner is None else as_batched_player(
+            partner, "partner", _NOT_BATCHED, seed=1, settings=s, device=str(self.device)
+        )
         self.num_actions = s.num_actions
         self.single_observation_space = observation_space(s, ObservationEncoder(s).layout)
         self.single_action_space = action_space(s)

@@ -20,7 +20,7 @@ import os
 from typing import Any, Callable
 
 from ..rules import Settings
-from .base import Agent, Player
+from .base import Agent, BatchedPlayer, Player, has_batched_form
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
 from .pimc import PimcAgent
@@ -143,6 +143,19 @@ def as_player(spec: str | Player, role: str, **kwargs: Any) -> Player:
         f"{role} must be a player spec (e.g. 'greedy', 'pimc:n=32', a checkpoint path) or a "
         f"pisti_env.agents.Player object, got {type(spec).__name__}"
     )
+
+
+def as_batched_player(spec: str | Player, role: str, hint: str = "", **kwargs: Any) -> BatchedPlayer:
+    """:func:`as_player`, refusing a player without a batched form (``act_batch``) with a
+    ``ValueError`` (``hint`` ends its message): the batched engine's users (the trainer's pool,
+    the vector env) need one."""
+    player = as_player(spec, role, **kwargs)
+    if not has_batched_form(player):
+        raise ValueError(
+            f"{role} {spec!r} has no batched form (act_batch): 'random', 'greedy', a checkpoint path "
+            f"or a player object with act_batch have one{hint}"
+        )
+    return player
 
 
 make_agent = make_player

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from pisti_env.agents import BatchedPlayer, has_batched_form, make_player
+from pisti_env.agents import BatchedPlayer, as_batched_player
 from pisti_env.rules import Settings
 
 from .network import PolicyNetwork
@@ -77,11 +77,7 @@ class OpponentPool:
 
     def baseline(self, spec: str) -> BatchedPlayer:
         """The registry's player for ``spec``; it must have a batched form."""
-        player = make_player(spec, settings=self.settings, device=str(self.device))
-        if not has_batched_form(player):
-            raise ValueError(f"pool opponents need a batched form (act_batch): {spec!r} has none; "
-                             "'random', 'greedy' and checkpoints have one")
-        return player
+        return as_batched_player(spec, "pool opponent", settings=self.settings, device=str(self.device))
 
     def record(self, index: int, learner_margin: float) -> None:
         """Record an episode of the learner against entry ``index``."""
