@@ -1,0 +1,6 @@
+"""Adapters for RL libraries that need more than the Gymnasium and PettingZoo APIs.
+
+Each submodule imports its library at import time and is never imported by ``pisti_env``
+itself, so the base install needs none of them: ``import pisti_env.integrations.rllib`` needs
+the ``rllib`` extra, ``pisti_env.integrations.openspiel`` the ``openspiel`` extra, and so on.
+"""
