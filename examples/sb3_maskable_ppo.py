@@ -33,29 +33,33 @@ def make_env(opponent: str = "greedy", seed: int = 0) -> gymnasium.Env:
     return env
 
 
-def train(env: gymnasium.Env, steps: int, seed: int = 0, **ppo: Any) -> MaskablePPO:
-    """MaskablePPO on ``env`` for ``steps`` learner decisions; ``ppo`` overrides its defaults."""
+def train(env: gymnasium.Env, steps: int, seed: int = 0, callback: Any = None, **ppo: Any) -> MaskablePPO:
+    """MaskablePPO on ``env`` for ``steps`` learner decisions; ``callback`` is passed to
+    ``learn`` (an SB3 callback), ``ppo`` overrides the defaults."""
     options = dict(n_steps=2048, batch_size=256, learning_rate=3e-4, gamma=1.0, ent_coef=0.01, verbose=0)
     options.update(ppo)
     model = MaskablePPO("MultiInputPolicy", env, seed=seed, **options)
-    return model.learn(total_timesteps=steps)
+    return model.learn(total_timesteps=steps, callback=callback)
 
 
 class ModelPlayer:
-    """A trained model as a harness player (``act(view)`` on what the seat may know, R30)."""
+    """A trained model (or its policy) as a harness player: ``act(view)`` on what the seat may
+    know (R30). ``deterministic``: play the most likely action (default), or sample one (torch's
+    generator, seeded by SB3's ``seed``)."""
 
     name = "maskable-ppo"
 
-    def __init__(self, model: MaskablePPO) -> None:
+    def __init__(self, model: Any, deterministic: bool = True) -> None:
         self.model = model
+        self.deterministic = deterministic
 
     def reset(self, seed: int | None = None) -> None:
-        """The model plays deterministically: nothing to reseed."""
+        """Nothing to reseed here (a sampling model draws from torch's generator)."""
 
     def act(self, view: SeatView) -> int:
         observation = view.observation()
         action, _ = self.model.predict(
-            observation, action_masks=observation["action_mask"].astype(bool), deterministic=True
+            observation, action_masks=observation["action_mask"].astype(bool), deterministic=self.deterministic
         )
         return int(action)
 

@@ -1,0 +1,97 @@
+"""Self-play with sb3-contrib's MaskablePPO on ``pisti_v0``: the learner against frozen snapshots
+of itself, then measured on duplicate deals with the evaluation harness.
+
+    pip install -e ".[sb3]"
+    python examples/sb3_selfplay.py --steps 300000
+
+The learner holds one seat of a 2-player single hand (``target=None``), drawn per episode;
+the other seat is played by a :class:`~pisti_env.integrations.selfplay.SnapshotPool`: ``random``
+at first, then one of the last ``--pool`` frozen copies of the learner's policy, a new copy
+joining every ``--snapshot-every`` steps (an SB3 callback). The env,
+:class:`~pisti_env.integrations.selfplay.SelfPlayEnv`, steps the AEC env ``pisti_v0`` and gives
+the learner every reward ``pisti_v0`` credits its seat, the opponent's moves included, so an
+episode's return is the hand's final score difference (PettingZoo's SB3 tutorial wrapper loses
+the rewards of the opponent's moves). ``SelfPlayEnv.action_masks()`` is what MaskablePPO reads.
+
+This script reuses ``train``, ``ModelPlayer`` and ``margins`` of ``sb3_maskable_ppo.py`` (keep
+both files together): a snapshot is a sampling ``ModelPlayer`` on a copy of the policy, and the
+final model plays ``pisti-eval``'s duplicate deals against ``random`` and ``greedy``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Sequence
+
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+
+from pisti_env.integrations.selfplay import SelfPlayEnv, SnapshotPool
+from sb3_maskable_ppo import ModelPlayer, margins, train
+
+SETTINGS = dict(num_players=2, target=None)  # the game margins() evaluates
+
+
+def make_env(pool_size: int = 5, seed: int = 0) -> tuple[SelfPlayEnv, SnapshotPool]:
+    """The self-play env (learner's seat drawn per episode) and the pool that plays the other seat.
+
+    ``pool_size``: how many of the latest snapshots the pool keeps and draws from, one per
+    episode (1 = always the newest; more = more varied, older opponents)."""
+    pool = SnapshotPool(first="random", size=pool_size, seed=seed)
+    env = SelfPlayEnv(opponent=pool, **SETTINGS)
+    env.reset(seed=seed)
+    return env, pool
+
+
+def snapshot(model: MaskablePPO) -> ModelPlayer:
+    """A frozen copy of the model's current policy, sampling its actions (varied opponents).
+    A fresh policy with the model's weights (a deepcopy can fail on tensors of the last update)."""
+    policy = model.policy_class(model.observation_space, model.action_space, model.lr_schedule, **model.policy_kwargs)
+    policy.load_state_dict(model.policy.state_dict())
+    policy.to(model.device)
+    policy.set_training_mode(False)
+    return ModelPlayer(policy, deterministic=False)
+
+
+class SnapshotCallback(BaseCallback):
+    """Adds a snapshot of the learner to ``pool`` every ``every`` environment steps (it plays
+    from the next episode on)."""
+
+    def __init__(self, pool: SnapshotPool, every: int) -> None:
+        super().__init__()
+        self.pool, self.every, self._last = pool, every, 0
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps - self._last >= self.every:
+            self._last = self.num_timesteps
+            self.pool.add(snapshot(self.model))
+        return True
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=300_000, help="learner decisions to train for")
+    parser.add_argument("--snapshot-every", type=int, default=20_000, help="steps between two snapshots joining the pool")
+    parser.add_argument("--pool", type=int, default=5, help="snapshots kept in the pool, one drawn per episode")
+    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (small networks on CPU: 1 is fastest)")
+    parser.add_argument("--save", default=None, help="where to save the model (.zip)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+
+    env, pool = make_env(args.pool, args.seed)
+    start = time.perf_counter()
+    model = train(env, args.steps, seed=args.seed, callback=SnapshotCallback(pool, args.snapshot_every))
+    seconds = time.perf_counter() - start
+    print(f"trained {args.steps:,} steps in {seconds:.0f} s ({args.steps / seconds:,.0f} steps/s), {pool.added} snapshots")
+    if args.save:
+        model.save(args.save)
+    for baseline, diff in margins(model, args.deals, args.seed).items():
+        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""The SB3 self-play recipe (examples/sb3_selfplay.py) on a tiny budget: it runs to the end with
+snapshots of the learner joining the pool and playing, every action MaskablePPO took was
+legal (the snapshots' too: SelfPlayEnv refuses an illegal one), the rewards it saw add up to
+the hands' score differences, and the evaluation runs. Needs the ``sb3`` extra
+(``pip install -e ".[sb3]"``); CI installs it."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from pisti_env.rewards import side_difference  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def recipe(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))  # the recipe imports its sibling sb3_maskable_ppo.py
+    spec = importlib.util.spec_from_file_location("sb3_selfplay", EXAMPLES / "sb3_selfplay.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Referee(gymnasium.Wrapper):
+    """Between the library and the env: checks each action against the mask the library was
+    shown, and per finished episode the return it saw against the hand's final difference."""
+
+    def __init__(self, env: gymnasium.Env) -> None:
+        super().__init__(env)
+        self.illegal, self.episodes, self.seats, self._return, self._mask = 0, [], set(), 0.0, None
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self._return, self._mask = 0.0, obs["action_mask"].copy()
+        return obs, info
+
+    def step(self, action):
+        self.illegal += not self._mask[int(action)]
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._return += float(reward)
+        self._mask = obs["action_mask"].copy()
+        if terminated or truncated:
+            scores = self.env.unwrapped.aec.unwrapped.game.match_scores
+            self.episodes.append((self._return, side_difference(scores, info["side"])))
+            self.seats.add(info["seat"])
+        return obs, reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.unwrapped.action_masks()
+
+
+def test_sb3_selfplay_recipe_trains_legally_against_its_snapshots_and_returns_are_score_differences(recipe):
+    env, pool = recipe.make_env(pool_size=2, seed=3)
+    referee = Referee(env)
+    callback = recipe.SnapshotCallback(pool, every=128)
+    model = recipe.train(referee, steps=640, seed=3, callback=callback, n_steps=128, batch_size=64, n_epochs=1)
+    assert pool.added >= 4 and len(pool.snapshots) == 2
+    assert all(isinstance(p, recipe.ModelPlayer) for p in pool.snapshots)
+    assert referee.illegal == 0
+    assert len(referee.episodes) >= 15 and referee.seats == {0, 1}
+    for seen, final in referee.episodes:
+        assert seen == pytest.approx(final, abs=1e-9)
+    results = recipe.margins(model, deals=4, seed=1)
+    assert set(results) == {"random", "greedy"}
+    assert all(math.isfinite(r["mean"]) for r in results.values())
+
+
+def test_snapshot_is_frozen(recipe):
+    env, pool = recipe.make_env(pool_size=1, seed=0)
+    model = recipe.train(env, steps=64, seed=0, n_steps=64, batch_size=32, n_epochs=1)
+    frozen = recipe.snapshot(model)
+    before = [p.detach().clone() for p in frozen.model.parameters()]
+    model.learn(64)
+    after = [p.detach() for p in frozen.model.parameters()]
+    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(before, after))
+    live = [p.detach() for p in model.policy.parameters()]
+    assert not all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(before, live))  # the learner moved on
+    assert frozen.deterministic is False
