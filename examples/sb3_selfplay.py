@@ -2,7 +2,7 @@
 of itself, then measured on duplicate deals with the evaluation harness.
 
     pip install -e ".[sb3]"
-    python examples/sb3_selfplay.py --steps 300000
+    python examples/sb3_selfplay.py --steps 200000
 
 The learner holds one seat of a 2-player single hand (``target=None``), drawn per episode;
 the other seat is played by a :class:`~pisti_env.integrations.selfplay.SnapshotPool`: ``random``
@@ -27,6 +27,8 @@ from typing import Sequence
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv
 
 from pisti_env.integrations.selfplay import SelfPlayEnv, SnapshotPool
 from sb3_maskable_ppo import ModelPlayer, margins, train
@@ -55,26 +57,38 @@ def snapshot(model: MaskablePPO) -> ModelPlayer:
     return ModelPlayer(policy, deterministic=False)
 
 
-class SnapshotCallback(BaseCallback):
-    """Adds a snapshot of the learner to ``pool`` every ``every`` environment steps (it plays
-    from the next episode on)."""
+def make_vec_env(num_envs: int, pool_size: int = 5, seed: int = 0) -> tuple[DummyVecEnv, list[SnapshotPool]]:
+    """``num_envs`` self-play envs stepped together (the learner's forward passes batched), each
+    with its own pool (so each draws its own opponent per episode); snapshots go to all."""
+    built = [make_env(pool_size, seed + i) for i in range(num_envs)]
+    return DummyVecEnv([lambda env=env: Monitor(env) for env, _ in built]), [pool for _, pool in built]
 
-    def __init__(self, pool: SnapshotPool, every: int) -> None:
+
+class SnapshotCallback(BaseCallback):
+    """Adds a snapshot of the learner to every pool of ``pools`` every ``every`` environment
+    steps (it plays from each env's next episode on)."""
+
+    def __init__(self, pools: SnapshotPool | Sequence[SnapshotPool], every: int) -> None:
         super().__init__()
-        self.pool, self.every, self._last = pool, every, 0
+        self.pools = [pools] if isinstance(pools, SnapshotPool) else list(pools)
+        self.every, self._last = every, 0
 
     def _on_step(self) -> bool:
         if self.num_timesteps - self._last >= self.every:
             self._last = self.num_timesteps
-            self.pool.add(snapshot(self.model))
+            frozen = snapshot(self.model)  # one frozen copy, shared: it keeps no state
+            for pool in self.pools:
+                pool.add(frozen)
         return True
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=300_000, help="learner decisions to train for")
-    parser.add_argument("--snapshot-every", type=int, default=20_000, help="steps between two snapshots joining the pool")
+    parser.add_argument("--steps", type=int, default=200_000, help="learner decisions to train for")
+    parser.add_argument("--snapshot-every", type=int, default=10_000, help="steps between two snapshots joining the pool")
     parser.add_argument("--pool", type=int, default=5, help="snapshots kept in the pool, one drawn per episode")
+    parser.add_argument("--envs", type=int, default=8, help="envs stepped together (DummyVecEnv)")
+    parser.add_argument("--n-steps", type=int, default=2048, help="steps per PPO rollout, over all envs")
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (small networks on CPU: 1 is fastest)")
@@ -82,11 +96,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
-    env, pool = make_env(args.pool, args.seed)
+    env, pools = make_vec_env(args.envs, args.pool, args.seed)
     start = time.perf_counter()
-    model = train(env, args.steps, seed=args.seed, callback=SnapshotCallback(pool, args.snapshot_every))
+    callback = SnapshotCallback(pools, args.snapshot_every)
+    model = train(env, args.steps, seed=args.seed, callback=callback, n_steps=max(1, args.n_steps // args.envs))
     seconds = time.perf_counter() - start
-    print(f"trained {args.steps:,} steps in {seconds:.0f} s ({args.steps / seconds:,.0f} steps/s), {pool.added} snapshots")
+    print(f"trained {args.steps:,} steps in {seconds:.0f} s ({args.steps / seconds:,.0f} steps/s), {pools[0].added} snapshots")
     if args.save:
         model.save(args.save)
     for baseline, diff in margins(model, args.deals, args.seed).items():
