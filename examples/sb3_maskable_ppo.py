@@ -15,6 +15,7 @@ difference. At the end the trained model plays ``pisti-eval``'s duplicate deals 
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Any, Sequence
 
 import gymnasium
@@ -89,16 +90,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--save", default=None, help="where to save the model (.zip)")
     args = parser.parse_args(argv)
 
-    import time
-
     start = time.perf_counter()
     model = train(make_env(args.opponent, args.seed), args.steps, seed=args.seed)
-    seconds = time.perf_counter() - start
-    print(f"trained {args.steps:,} steps in {seconds:.0f} s ({args.steps / seconds:,.0f} steps/s)")
-    if args.save:
-        model.save(args.save)
-    for baseline, diff in margins(model, args.deals, args.seed).items():
-        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
+    report(model, args.steps, time.perf_counter() - start, args.deals, args.seed, args.save)
+
+
+def report(model: MaskablePPO, steps: int, seconds: float, deals: int, seed: int = 0, save: str | None = None, note: str = "") -> None:
+    """Print the training speed (``note`` appended), save the model to ``save`` if given, and
+    print its :func:`margins` against ``random`` and ``greedy`` on ``deals`` duplicate deals."""
+    print(f"trained {steps:,} steps in {seconds:.0f} s ({steps / seconds:,.0f} steps/s){note}")
+    if save:
+        model.save(save)
+    for baseline, diff in margins(model, deals, seed).items():
+        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({deals} duplicate deals)")
 
 
 if __name__ == "__main__":

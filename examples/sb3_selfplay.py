@@ -13,7 +13,7 @@ the learner every reward ``pisti_v0`` credits its seat, the opponent's moves inc
 episode's return is the hand's final score difference (PettingZoo's SB3 tutorial wrapper loses
 the rewards of the opponent's moves). ``SelfPlayEnv.action_masks()`` is what MaskablePPO reads.
 
-This script reuses ``train``, ``ModelPlayer`` and ``margins`` of ``sb3_maskable_ppo.py`` (keep
+This script reuses ``train``, ``ModelPlayer`` and ``report`` of ``sb3_maskable_ppo.py`` (keep
 both files together): a snapshot is a sampling ``ModelPlayer`` on a copy of the policy, and the
 final model plays ``pisti-eval``'s duplicate deals against ``random`` and ``greedy``.
 """
@@ -31,9 +31,9 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from pisti_env.integrations.selfplay import SelfPlayEnv, SnapshotPool
-from sb3_maskable_ppo import ModelPlayer, margins, train
+from sb3_maskable_ppo import ModelPlayer, report, train
 
-SETTINGS = dict(num_players=2, target=None)  # the game margins() evaluates
+SETTINGS = dict(num_players=2, target=None)  # the game sb3_maskable_ppo.margins() evaluates
 
 
 def make_env(pool_size: int = 5, seed: int = 0) -> tuple[SelfPlayEnv, SnapshotPool]:
@@ -100,12 +100,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     start = time.perf_counter()
     callback = SnapshotCallback(pools, args.snapshot_every)
     model = train(env, args.steps, seed=args.seed, callback=callback, n_steps=max(1, args.n_steps // args.envs))
-    seconds = time.perf_counter() - start
-    print(f"trained {args.steps:,} steps in {seconds:.0f} s ({args.steps / seconds:,.0f} steps/s), {pools[0].added} snapshots")
-    if args.save:
-        model.save(args.save)
-    for baseline, diff in margins(model, args.deals, args.seed).items():
-        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
+    report(model, args.steps, time.perf_counter() - start, args.deals, args.seed, args.save, note=f", {pools[0].added} snapshots")
 
 
 if __name__ == "__main__":

@@ -49,8 +49,10 @@ conversion (:func:`pisti_env.actions.action_id`, in ``pisti_v0``'s ``step``), th
 **Snapshots.** :class:`SnapshotPool` is a player holding the last ``size`` snapshots (plus a
 first player until the first snapshot arrives); each episode it draws one of them, uniformly,
 to play every seat it holds. The caller refreshes it (``pool.add(snapshot)``, e.g. from a
-training callback every K steps); with subprocess vector envs each worker holds its own pool, so
-refresh it there (``vec_env.env_method("add_snapshot", snapshot)``).
+training callback every K steps). A pool lives in the process that steps its env: with
+in-process vector envs (Gymnasium's ``SyncVectorEnv``, SB3's ``DummyVecEnv``) give each env
+its own pool and add every snapshot to all of them (``examples/sb3_selfplay.py`` does); a
+subprocess vector env's workers hold copies, which only the workers can refresh.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ import numpy as np
 from ..actions import action_id
 from ..agents import Player, SeatView, as_player, view_for_agent
 from ..env import env as pisti_v0_env
+from ..rules import Settings
 from ..single_agent import _check_seat
 
 RESET_OPTIONS = ("deck", "dealer", "seat")
@@ -140,7 +143,9 @@ class SnapshotPool:
 
     name = "snapshot-pool"
 
-    def __init__(self, first: PlayerLike = "random", size: int = 5, seed: int | None = None, settings: Any = None) -> None:
+    def __init__(
+        self, first: PlayerLike = "random", size: int = 5, seed: int | None = None, settings: Settings | None = None
+    ) -> None:
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
             raise ValueError(f"size must be an int >= 1 (how many snapshots to keep), got {size!r}")
         self.size = int(size)

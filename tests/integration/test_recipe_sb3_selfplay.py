@@ -69,7 +69,7 @@ def test_sb3_selfplay_recipe_trains_legally_against_its_snapshots_and_returns_ar
     assert len(referee.episodes) >= 15 and referee.seats == {0, 1}
     for seen, final in referee.episodes:
         assert seen == pytest.approx(final, abs=1e-9)
-    results = recipe.margins(model, deals=4, seed=1)
+    results = importlib.import_module("sb3_maskable_ppo").margins(model, deals=4, seed=1)  # what report() prints
     assert set(results) == {"random", "greedy"}
     assert all(math.isfinite(r["mean"]) for r in results.values())
 
@@ -85,3 +85,11 @@ def test_snapshot_is_frozen(recipe):
     live = [p.detach() for p in model.policy.parameters()]
     assert not all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(before, live))  # the learner moved on
     assert frozen.deterministic is False
+
+
+def test_main_runs_end_to_end_on_a_vector_env(recipe, capsys):
+    """The command line: 2 envs in SB3's DummyVecEnv, each with its own pool fed by the callback."""
+    recipe.main(["--steps", "512", "--envs", "2", "--n-steps", "256", "--snapshot-every", "128", "--pool", "2", "--deals", "2"])
+    out = capsys.readouterr().out
+    assert "trained 512 steps" in out and "4 snapshots" in out
+    assert "vs random:" in out and "vs greedy:" in out
