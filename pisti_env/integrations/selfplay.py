@@ -22,8 +22,9 @@ of an agent collects everything it received since its own previous move, and
 more after the end). PettingZoo's SB3 action-mask tutorial wrapper instead returns
 ``_cumulative_rewards[agent]`` right after that agent's own ``step``, where it holds only the
 reward of that one move (the AEC env zeroes it as the agent moves): every reward earned on the
-other seats' moves is lost, and the episode's rewards do not add up to its score difference
-(over 500 random ``pisti_v0`` hands they did in 20). Here the reward of the learner's step is
+other seats' moves is lost, and a seat's rewards add up to its score difference only by
+chance (in 32 and 23 of 500 random 2-player hands for the two seats, in none for both at
+once; ``tests/test_selfplay_wrapper.py`` reproduces it). Here the reward of the learner's step is
 ``last()``'s reward when the learner is selected next, so each step's reward is everything its
 seat received since its previous decision, the final one included (and the first step also
 carries what arrived before the learner's first decision, which a Gymnasium ``reset`` cannot
