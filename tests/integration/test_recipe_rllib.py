@@ -212,62 +212,85 @@ def ray_session():
         ray.shutdown()
 
 
-class EpisodeReferee:
-    """``on_episode_end`` callback: per finished episode (all of its chunks), whether every
-    action was legal under the mask the module was shown, each seat's return in RLlib's
-    episode, and each seat's final score difference from its last info."""
+class RefereedEnv(PistiMultiAgentEnv):
+    """The adapter, counting every action RLlib sends it, the illegal ones (checked against
+    the seat's mask before the step), and the rewards that reached a seat before its first
+    action (the issue's case, which RLlib's episode would leave out of the seat's return). The
+    counts are class attributes: RLlib builds its envs from the class (the local env runner's,
+    in this process)."""
 
-    def __init__(self) -> None:
-        self.illegal, self.actions, self.episodes = 0, 0, []
+    actions = illegal = early_rewards = 0
 
-    def __call__(self, *, episode, prev_episode_chunks=None, **kwargs) -> None:
+    def step(self, action_dict):
+        (agent,) = action_dict
+        mask = self.aec.observe(agent)[ACTION_MASK]
+        RefereedEnv.actions += 1
+        RefereedEnv.illegal += not mask[int(action_dict[agent])]
+        out = super().step(action_dict)
+        rewards = self.aec.unwrapped.rewards
+        RefereedEnv.early_rewards += sum(rewards[a] != 0 for a in self.possible_agents if a not in self._acted)
+        return out
+
+
+def episode_referee(episodes: list):
+    """An ``on_episode_end`` callback that appends, per finished episode (all of its chunks),
+    each seat's return in RLlib's episode and its final score difference from its last info.
+    (RLlib deep-copies its config with the callbacks; a function is not copied, so the list
+    it writes into is the caller's.)"""
+
+    def on_episode_end(*, episode, prev_episode_chunks=None, **kwargs) -> None:
         returns, expected = {}, {}
         for chunk in [*(prev_episode_chunks or []), episode]:
             for agent, seat_episode in chunk.agent_episodes.items():
                 returns[agent] = returns.get(agent, 0.0) + seat_episode.get_return()
-                observations, actions = seat_episode.get_observations(), seat_episode.get_actions()
-                masks = (
-                    observations[ACTION_MASK] if isinstance(observations, dict)
-                    else np.stack([o[ACTION_MASK] for o in observations])
-                )
-                for mask, action in zip(masks, actions):
-                    self.actions += 1
-                    self.illegal += not mask[int(action)]
-                last = seat_episode.get_infos(-1)
-                if "match_scores" in last:
-                    expected[agent] = side_difference(last["match_scores"], last["side"])
-        self.episodes.append((returns, expected))
+        for agent, seat_episode in episode.agent_episodes.items():
+            last = seat_episode.get_infos(-1)  # the final info: the hand's result (R20–R23)
+            expected[agent] = side_difference(last["match_scores"], last["side"])
+        episodes.append((returns, expected))
+
+    return on_episode_end
 
 
 @pytest.mark.parametrize(
-    "batch_mode, fragment",
-    [("complete_episodes", "auto"), ("truncate_episodes", 7)],
-    ids=["recipe-complete-episodes", "episodes-cut-into-chunks"],
+    "game, batch_mode, fragment",
+    [
+        (None, "complete_episodes", "auto"),
+        ({"num_players": 4, "partnerships": False, "target": None}, "complete_episodes", "auto"),
+        ({"num_players": 4, "partnerships": False, "target": None}, "truncate_episodes", 7),
+    ],
+    ids=["recipe-2p", "4p-solo", "4p-solo-episodes-cut-into-chunks"],
 )
-def test_rllib_ppo_recipe_is_legal_and_seat_returns_are_the_score_differences(ray_session, batch_mode, fragment):
+def test_rllib_ppo_is_legal_and_seat_returns_are_the_score_differences(ray_session, game, batch_mode, fragment):
+    """The recipe's config (and with 4 seats, where a seat is often rewarded before its first
+    action: an opponent captures from the table, R10): RLlib's episodes and metrics hold every
+    seat's score difference (R20–R23), summing to zero, and no action was illegal."""
     recipe = load_recipe()
-    referee = EpisodeReferee()
+    episodes = []
+    RefereedEnv.actions = RefereedEnv.illegal = RefereedEnv.early_rewards = 0
     config = (
         recipe.make_config(seed=3, train_batch_size=400, minibatch_size=128, num_epochs=1, hidden=(32,))
+        .environment(RefereedEnv, env_config=game or recipe.GAME, disable_env_checking=True)  # checked above
         .env_runners(batch_mode=batch_mode, rollout_fragment_length=fragment)
-        .callbacks(on_episode_end=referee)
+        .callbacks(on_episode_end=episode_referee(episodes))
     )
     results = []
     algo = recipe.train(config, steps=800, on_result=results.append)
     try:
-        assert referee.actions >= 800 and referee.illegal == 0
-        assert len(referee.episodes) >= 10
-        for returns, expected in referee.episodes:
-            assert set(returns) == set(expected) == {"player_0", "player_1"}
+        assert RefereedEnv.actions >= 800 and RefereedEnv.illegal == 0
+        assert len(episodes) >= 10
+        for returns, expected in episodes:
+            assert set(returns) == set(expected) == set(PistiMultiAgentEnv(game or recipe.GAME).possible_agents)
             assert sum(returns.values()) == pytest.approx(0.0, abs=1e-9)
             for agent in returns:
                 assert returns[agent] == pytest.approx(expected[agent], abs=1e-9)
         # RLlib's own metrics: the seats' mean returns over the same episodes sum to zero
         seats = results[-1]["env_runners"]["agent_episode_returns_mean"]
-        assert set(seats) == {"player_0", "player_1"}
+        assert len(seats) == len(returns)
         assert sum(seats.values()) == pytest.approx(0.0, abs=1e-6)
         assert results[-1]["env_runners"]["episode_return_mean"] == pytest.approx(0.0, abs=1e-6)
-        if batch_mode == "complete_episodes":
+        if game is not None:  # the case the adapter holds rewards for occurred (the test sees it)
+            assert RefereedEnv.early_rewards >= 1
+        else:
             margins = recipe.margins(algo, deals=4, seed=1)
             assert set(margins) == {"random", "greedy"}
             assert all(math.isfinite(m["mean"]) for m in margins.values())
