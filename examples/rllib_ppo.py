@@ -2,7 +2,7 @@
 seat, then measure it on duplicate deals with the evaluation harness.
 
     pip install -e ".[rllib]"
-    python examples/rllib_ppo.py --steps 400000
+    python examples/rllib_ppo.py --steps 250000
 
 Every seat of a 2-player single hand (``target=None``) plays with the same module, so the
 policy learns from both sides of every game (self-play). The env is the project's adapter
@@ -114,6 +114,8 @@ def train(
 ) -> Algorithm:
     """Build the algorithm and train until ``steps`` env steps were sampled; ``on_result``
     sees every iteration's result dict."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be a positive int, got {steps!r}")
     algo = config.build_algo()
     sampled = 0
     while sampled < steps:
@@ -142,7 +144,7 @@ def margins(algo: Algorithm, deals: int, seed: int = 0) -> dict[str, dict[str, f
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=400_000, help="env steps (decisions of any seat) to train for")
+    parser.add_argument("--steps", type=int, default=250_000, help="env steps (decisions of any seat) to train for")
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--env-runners", type=int, default=0, help="num_env_runners (0: sample in the driver)")
@@ -165,7 +167,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(
             f"iter {result['training_iteration']:3d}  steps {sampled[0]:>9,}  "
             f"seat returns {', '.join(f'{a} {r:+.2f}' for a, r in sorted(seats.items()))}  "
-            f"(sum {sum(seats.values()):+.1e})"
+            f"(sum {sum(seats.values()):+.1e})",
+            flush=True,
         )
 
     start = time.perf_counter()

@@ -23,9 +23,9 @@ does about it:
   adds a seat's reward to that seat's return only once the seat has acted in the episode: a
   reward that arrives before or together with a seat's first observation goes into the
   episode's "hanging begin" cache, which per-agent returns leave out. So the adapter holds
-  every seat's rewards until the seat has acted once and then passes them on; after that a
-  seat's rewards go out at every step (RLlib adds them to the seat's next transition). At the
-  end everything still held goes out. Over an episode each seat's rewards add up to its
+  every seat's rewards until the seat has acted once and then passes them on with that first
+  action's transition; after that a seat's rewards go out at every step (RLlib adds them to
+  the transition of the seat's last action). At the end everything still held goes out. Over an episode each seat's rewards add up to its
   side's final score difference (``reward="diff"``), and the seats' returns add up to zero.
 
   One case RLlib cannot represent: a seat that never acted is not part of RLlib's episode at
@@ -33,9 +33,10 @@ does about it:
   shares are not in RLlib's returns (they are in the adapter's rewards). A masked policy never
   gets there, and every seat acts in every hand (R6).
 
-Use the config with ``batch_mode="complete_episodes"`` (what :func:`ppo_config` sets): an
-episode is then never cut into chunks, so a reward held for a seat between its action and its
-next observation never straddles a chunk boundary.
+:func:`ppo_config` samples whole episodes (``batch_mode="complete_episodes"``): a hand is
+short (48 decisions with 2 players), and no advantage is then bootstrapped at a cut. Episodes
+that RLlib cuts into chunks (``"truncate_episodes"``) keep the seats' returns too (RLlib
+carries a held reward into the next chunk; the recipe test runs both).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import torch
 from gymnasium import spaces
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.columns import Columns
@@ -58,7 +60,6 @@ from pisti_env.env import env as pisti_env_aec
 OBSERVATIONS = "observations"  # the key RLlib's action-masking module reads
 ACTION_MASK = "action_mask"
 SHARED_MODULE = "shared_seat_policy"  # the one module id every seat maps to
-ENV_CONFIG_KEYS = ("reward", "illegal_action", "render_mode")  # besides the game settings
 
 
 def to_rllib_observation(observation: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -256,9 +257,6 @@ class RLModulePlayer:
     """
 
     def __init__(self, module: RLModule, name: str = "rllib-ppo") -> None:
-        import torch
-
-        self._torch = torch
         self.module = module
         self.name = name
 
@@ -266,7 +264,6 @@ class RLModulePlayer:
         """The module plays deterministically: nothing to reseed."""
 
     def act(self, view: SeatView) -> int:
-        torch = self._torch
         observation = to_rllib_observation(view.observation())
         batch = {Columns.OBS: {key: torch.from_numpy(value)[None] for key, value in observation.items()}}
         with torch.no_grad():
