@@ -11,7 +11,8 @@ policy learns from both sides of every game (self-play). The env is the project'
 each seat's rewards reach that seat's own return, and an episode's seat returns add up to zero
 (``env_runners/agent_episode_returns_mean`` in the results shows it). At the end the trained
 module plays ``pisti-eval``'s duplicate deals against ``random`` and ``greedy`` through the
-harness API.
+harness API. (At start RLlib's env check steps with an unmasked random action; the warning
+"illegal action … the episode ends" comes from that check, never from training.)
 
 Hyperparameters (``train``'s arguments, PPO's names in RLlib):
 
