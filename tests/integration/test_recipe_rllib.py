@@ -252,15 +252,15 @@ def episode_referee(episodes: list):
 
 
 @pytest.mark.parametrize(
-    "game, batch_mode, fragment",
+    "game, batch_mode, fragment, envs",
     [
-        (None, "complete_episodes", "auto"),
-        ({"num_players": 4, "partnerships": False, "target": None}, "complete_episodes", "auto"),
-        ({"num_players": 4, "partnerships": False, "target": None}, "truncate_episodes", 7),
+        (None, "complete_episodes", "auto", 16),
+        ({"num_players": 4, "partnerships": False, "target": None}, "complete_episodes", "auto", 16),
+        ({"num_players": 4, "partnerships": False, "target": None}, "truncate_episodes", 10, 4),
     ],
     ids=["recipe-2p", "4p-solo", "4p-solo-episodes-cut-into-chunks"],
 )
-def test_rllib_ppo_is_legal_and_seat_returns_are_the_score_differences(ray_session, game, batch_mode, fragment):
+def test_rllib_ppo_is_legal_and_seat_returns_are_the_score_differences(ray_session, game, batch_mode, fragment, envs):
     """The recipe's config (and with 4 seats, where a seat is often rewarded before its first
     action: an opponent captures from the table, R10): RLlib's episodes and metrics hold every
     seat's score difference (R20–R23), summing to zero, and no action was illegal."""
@@ -268,7 +268,9 @@ def test_rllib_ppo_is_legal_and_seat_returns_are_the_score_differences(ray_sessi
     episodes = []
     RefereedEnv.actions = RefereedEnv.illegal = RefereedEnv.early_rewards = 0
     config = (
-        recipe.make_config(seed=3, train_batch_size=400, minibatch_size=128, num_epochs=1, hidden=(32,))
+        recipe.make_config(
+            envs_per_runner=envs, seed=3, train_batch_size=400, minibatch_size=128, num_epochs=1, hidden=(32,)
+        )
         .environment(RefereedEnv, env_config=game or recipe.GAME, disable_env_checking=True)  # checked above
         .env_runners(batch_mode=batch_mode, rollout_fragment_length=fragment)
         .callbacks(on_episode_end=episode_referee(episodes))
