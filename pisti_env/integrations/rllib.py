@@ -1,0 +1,271 @@
+"""RLlib (new API stack) adapter for ``pisti_v0``: a ``MultiAgentEnv``, a PPO config with one
+action-masked module shared by every seat, and a harness player for a trained module.
+
+Needs the ``rllib`` extra (``pip install -e ".[rllib]"``); ``import pisti_env`` never imports
+this module.
+
+What RLlib needs that ``pisti_v0`` does not give as it is, and what :class:`PistiMultiAgentEnv`
+does about it:
+
+* **Observation keys.** RLlib's action-masking module
+  (``ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule``)
+  reads ``{"observations": …, "action_mask": …}``; ``pisti_v0`` says ``"observation"``. The
+  adapter renames the key (:func:`to_rllib_observation`); the vector and the mask are
+  ``pisti_v0``'s own (R30, R31: nothing a seat may not know).
+* **Turns.** Only the seat to move gets an observation in a step, so RLlib asks one seat for
+  one action. At the end of the episode every seat gets its last observation.
+* **Illegal actions.** RLlib's env check steps with unmasked sampled actions, so the adapter
+  wraps :func:`pisti_env.env` (``illegal_action="penalty"``, PettingZoo's classic convention):
+  an illegal action ends the episode, the offender's side is penalised and the others get the
+  opposite amount. With the masking module no action is ever illegal.
+* **Rewards to the seat they belong to.** ``pisti_v0`` rewards every seat at every step (an
+  opponent's capture costs you points on the opponent's move). RLlib's ``MultiAgentEpisode``
+  adds a seat's reward to that seat's return only once the seat has acted in the episode: a
+  reward that arrives before or together with a seat's first observation goes into the
+  episode's "hanging begin" cache, which per-agent returns leave out. So the adapter holds
+  every seat's rewards until the seat has acted once and then passes them on with that first
+  action's transition; after that a seat's rewards go out at every step (RLlib adds them to
+  the transition of the seat's last action). At the end everything still held goes out. Over an episode each seat's rewards add up to its
+  side's final score difference (``reward="diff"``), and the seats' returns add up to zero.
+
+  One case RLlib cannot represent: a seat that never acted is not part of RLlib's episode at
+  all, so if an illegal action ends the episode before every seat has acted, those seats'
+  shares are not in RLlib's returns (they are in the adapter's rewards). A masked policy never
+  gets there, and every seat acts in every hand (R6).
+
+:func:`ppo_config` samples whole episodes (``batch_mode="complete_episodes"``): a hand is
+short (48 decisions with 2 players), and no advantage is then bootstrapped at a cut. Episodes
+that RLlib cuts into chunks (``"truncate_episodes"``) keep the seats' returns too (RLlib
+carries a held reward into the next chunk; the recipe test runs both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+from pisti_env.agents import SeatView
+from pisti_env.env import env as pisti_env_aec
+
+OBSERVATIONS = "observations"  # the key RLlib's action-masking module reads
+ACTION_MASK = "action_mask"
+SHARED_MODULE = "shared_seat_policy"  # the one module id every seat maps to
+
+
+def to_rllib_observation(observation: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A ``pisti_v0`` observation (``{"observation", "action_mask"}``) under the keys RLlib's
+    action-masking module reads (``{"observations", "action_mask"}``); the arrays are shared."""
+    return {OBSERVATIONS: observation["observation"], ACTION_MASK: observation["action_mask"]}
+
+
+def rllib_observation_space(space: spaces.Dict) -> spaces.Dict:
+    """``pisti_v0``'s observation space under :func:`to_rllib_observation`'s keys."""
+    return spaces.Dict({OBSERVATIONS: space["observation"], ACTION_MASK: space["action_mask"]})
+
+
+class PistiMultiAgentEnv(MultiAgentEnv):
+    """``pisti_v0`` as an RLlib ``MultiAgentEnv`` (see the module docstring for what it adds).
+
+    Agents are ``pisti_v0``'s (``player_0`` … ``player_{n-1}``, the seats in playing order,
+    R3), each with ``pisti_v0``'s action space and the renamed observation space; all of them
+    are in ``agents`` for the whole episode.
+
+    Args:
+        config: RLlib's ``env_config`` (any mapping; RLlib passes an ``EnvContext``):
+            ``reward`` (``"diff"``, default, or ``"win"``), ``illegal_action`` (``"penalty"``,
+            default, or ``"raise"``), ``render_mode`` (``None`` or ``"ansi"``), and any game
+            setting of RULES.md's table (``num_players``, ``partnerships``, ``target``,
+            ``bluff``, …; every rule variant and player count ``pisti_v0`` has).
+        **kwargs: the same keys, for building the env directly; a key may not be in both.
+
+    Raises:
+        TypeError: ``config`` is not a mapping.
+        ValueError: a key given twice, or a value ``pisti_v0`` refuses (its error names the
+            setting and the allowed values).
+
+    Attributes:
+        aec: the wrapped ``pisti_v0`` env (``pisti_env.env(...)``); ``aec.unwrapped.game``
+            is the game being played.
+
+    Infos: an observed seat gets ``pisti_v0``'s info for it (``hand_result``,
+    ``match_scores`` and ``side`` after a hand ends; ``illegal_move`` for an offender).
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        if config is None:
+            config = {}
+        if not isinstance(config, Mapping):
+            raise TypeError(f"config must be a mapping (RLlib's env_config) or None, got {type(config).__name__}")
+        twice = sorted(set(config) & set(kwargs))
+        if twice:
+            raise ValueError(f"{twice} given both in config and as keyword arguments; give each once")
+        options = {**config, **kwargs}
+        options.setdefault("illegal_action", "penalty")
+        if options.get("render_mode") == "human":
+            raise ValueError("render_mode must be None or 'ansi' (RLlib runs envs in worker processes)")
+        super().__init__()
+        self.aec = pisti_env_aec(**options)  # validates every key and value
+        self._raw = self.aec.unwrapped
+        self.settings = self._raw.settings
+        self.render_mode = self._raw.render_mode
+        self.possible_agents = list(self._raw.possible_agents)
+        self.agents = list(self.possible_agents)
+        self.observation_spaces = {a: rllib_observation_space(self._raw.observation_space(a)) for a in self.possible_agents}
+        self.action_spaces = {a: self._raw.action_space(a) for a in self.possible_agents}
+        self._held = dict.fromkeys(self.possible_agents, 0.0)  # rewards not yet passed on
+        self._acted: set[str] = set()
+        self._over = True
+
+    def _observe(self, agent: str) -> dict[str, np.ndarray]:
+        return to_rllib_observation(self.aec.observe(agent))
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, Any]]]:
+        """Start an episode (``pisti_v0``'s reset: same seed, same game; ``options`` may hold
+        ``"deck"`` and ``"dealer"``). Returns the observation and info of the seat to move."""
+        self.aec.reset(seed=seed, options=options)
+        self._held = dict.fromkeys(self.possible_agents, 0.0)
+        self._acted = set()
+        self._over = False
+        agent = self.aec.agent_selection
+        return {agent: self._observe(agent)}, {agent: dict(self._raw.infos[agent])}
+
+    def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        """Play the action of the seat to move (``action_dict`` holds that seat only).
+
+        Returns RLlib's five dicts: the next seat's observation (every seat's at the end), the
+        rewards passed on this step (see the module docstring), ``terminateds`` and
+        ``truncateds`` with ``"__all__"``, and the observed seats' infos.
+        """
+        if self._over:
+            raise ValueError("the episode is over: call reset() to play again")
+        if not isinstance(action_dict, Mapping):
+            raise TypeError(f"action_dict must be a dict of agent id -> action, got {type(action_dict).__name__}")
+        agent = self.aec.agent_selection
+        if set(action_dict) != {agent}:
+            raise ValueError(f"it is {agent}'s turn and only {agent} acts; got actions for {sorted(map(str, action_dict))}")
+        self.aec.step(action_dict[agent])  # TypeError/ValueError on a bad action, nothing changes
+        self._acted.add(agent)
+        for seat, reward in self._raw.rewards.items():
+            self._held[seat] += reward
+        self._over = all(self._raw.terminations.values())
+        observed = self.possible_agents if self._over else [self.aec.agent_selection]
+        passing = self.possible_agents if self._over else [a for a in self.possible_agents if a in self._acted]
+        rewards = {}
+        for seat in passing:
+            rewards[seat], self._held[seat] = float(self._held[seat]), 0.0
+        observations = {a: self._observe(a) for a in observed}
+        infos = {a: dict(self._raw.infos[a]) for a in observed}
+        terminateds = {"__all__": self._over}
+        if self._over:
+            terminateds.update(dict.fromkeys(self.possible_agents, True))
+        return observations, rewards, terminateds, {"__all__": False}, infos
+
+    def render(self) -> str | None:
+        """``pisti_v0``'s text rendering with ``render_mode="ansi"``."""
+        return self.aec.render()
+
+    def close(self) -> None:
+        self.aec.close()
+
+
+def shared_module_for(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
+    """RLlib's ``policy_mapping_fn``: every seat plays with the one shared module."""
+    return SHARED_MODULE
+
+
+def ppo_config(
+    env_config: Mapping[str, Any] | None = None,
+    *,
+    hidden: Sequence[int] = (256, 256),
+    num_env_runners: int = 0,
+    num_envs_per_env_runner: int = 1,
+    seed: int | None = 0,
+) -> PPOConfig:
+    """A ``PPOConfig`` (new API stack, torch) that trains one action-masked module for every
+    seat of :class:`PistiMultiAgentEnv`; set PPO's own hyperparameters with ``.training(…)``.
+
+    Args:
+        env_config: the env's settings, reward and illegal-action mode (see
+            :class:`PistiMultiAgentEnv`); checked here by building the env once, so a bad key
+            fails in the caller rather than in a Ray worker.
+        hidden: sizes of the hidden layers of the policy and the value networks (two separate
+            MLPs with ReLU, RLlib's default model with these widths).
+        num_env_runners: remote env-runner actors that play episodes (0: the driver samples
+            itself, the least memory; on a Ray cluster, as many as the cluster has CPUs to
+            spare: each runner is one actor with one CPU).
+        num_envs_per_env_runner: games each runner steps together (one batched forward pass
+            per step over them).
+        seed: seeds the env runners' games and the module's initialisation (``None``: not
+            seeded).
+
+    Episodes are sampled whole (``batch_mode="complete_episodes"``, see the module
+    docstring); ``policy_mapping_fn`` maps every seat to :data:`SHARED_MODULE`.
+    """
+    PistiMultiAgentEnv(env_config).close()  # a bad config fails here, not in a Ray worker
+    env_config = dict(env_config or {})
+    for name, value, minimum in (
+        ("num_env_runners", num_env_runners, 0),
+        ("num_envs_per_env_runner", num_envs_per_env_runner, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    widths = list(hidden)
+    if not widths or any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in widths):
+        raise ValueError(f"hidden must be a non-empty sequence of positive ints, got {hidden!r}")
+    module = RLModuleSpec(
+        module_class=ActionMaskingTorchRLModule,
+        model_config={"fcnet_hiddens": widths, "fcnet_activation": "relu", "vf_share_layers": False},
+    )
+    config = (
+        PPOConfig()
+        .framework("torch")
+        .environment(PistiMultiAgentEnv, env_config=env_config)
+        .env_runners(
+            num_env_runners=num_env_runners,
+            num_envs_per_env_runner=num_envs_per_env_runner,
+            batch_mode="complete_episodes",
+        )
+        .multi_agent(policies={SHARED_MODULE}, policy_mapping_fn=shared_module_for)
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={SHARED_MODULE: module}))
+    )
+    if seed is not None:
+        config = config.debugging(seed=seed)
+    return config
+
+
+class RLModulePlayer:
+    """A trained RLlib module as a harness player (``act(view)`` on what the seat may know,
+    R30): the most probable legal action under the masked logits.
+
+    Args:
+        module: the shared module, e.g. ``algo.get_module(SHARED_MODULE)``.
+        name: the player's name in reports.
+    """
+
+    def __init__(self, module: RLModule, name: str = "rllib-ppo") -> None:
+        self.module = module
+        self.name = name
+
+    def reset(self, seed: int | None = None) -> None:
+        """The module plays deterministically: nothing to reseed."""
+
+    def act(self, view: SeatView) -> int:
+        observation = to_rllib_observation(view.observation())
+        batch = {Columns.OBS: {key: torch.from_numpy(value)[None] for key, value in observation.items()}}
+        with torch.no_grad():
+            logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+        return int(logits[0].argmax())
