@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -42,6 +43,7 @@ from torch import nn
 
 import pisti_env  # registers "pisti/Pisti-v0" and its vector entry point
 from pisti_env.agents import SeatView, make_player
+from training.harness.evaluate import evaluate  # pisti-eval's duplicate deals, as an API
 
 
 # ---------------------------------------------------------------------------- hyperparameters
@@ -51,13 +53,13 @@ class Args:
 
     # Run
     seed: int = field(default=1, metadata={"help": "seeds the network, the sampling, the minibatches and the deals"})
-    minutes: float = field(default=10.0, metadata={"help": "wall-clock training budget in minutes (0: none); the run stops at this or --total-timesteps, whichever comes first"})
+    minutes: float = field(default=10.0, metadata={"help": "wall-clock training budget in minutes (0: none), checked before each update; the run stops at this or --total-timesteps, whichever comes first"})
     total_timesteps: int = field(default=100_000_000, metadata={"help": "learner decisions (summed over the games) to train for at most"})
     threads: int = field(default=1, metadata={"help": "torch's CPU threads (0: torch's default); on a CPU shared with other jobs, 2 threads ran 10-30x slower than 1 here (threads spinning for a busy core)"})
     device: str = field(default="cpu", metadata={"help": "torch device of the env's engine and the networks ('cpu', 'cuda')"})
     log_every: int = field(default=10, metadata={"help": "print the metrics every this many updates (0: never)"})
-    tensorboard: str | None = field(default=None, metadata={"help": "a directory for TensorBoard event files (needs the tensorboard package); none by default"})
-    save: str | None = field(default=None, metadata={"help": "where to save the trained agent's state dict (torch.save); none by default"})
+    tensorboard: str | None = field(default=None, metadata={"help": "a directory for TensorBoard event files (needs the tensorboard package)"})
+    save: str | None = field(default=None, metadata={"help": "where to save the trained agent's state dict (torch.save)"})
 
     # Game
     opponent: str = field(default="greedy", metadata={"help": "the other seat's player: 'random', 'greedy' or a checkpoint path (players with a batched form)"})
@@ -253,8 +255,7 @@ def train(
     """
     if args.threads:
         torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)  # the network's initialisation, the sampling, the minibatches
     device = torch.device(args.device)
     envs = make_envs(args) if envs is None else envs
     observation, _ = envs.reset(seed=args.seed)
@@ -378,8 +379,6 @@ class AgentPlayer:
 def margins(agent: Agent, deals: int, seed: int = 0, num_players: int = 2) -> dict[str, dict[str, float]]:
     """The agent's mean score difference per hand (with its 95% CI half-width) against
     ``random`` and ``greedy`` on ``deals`` duplicate deals, through the evaluation harness."""
-    from training.harness.evaluate import evaluate
-
     player = AgentPlayer(agent)
     settings = pisti_env.make_settings(num_players=num_players, target=None)
 
@@ -400,11 +399,11 @@ def margins(agent: Agent, deals: int, seed: int = 0, num_players: int = 2) -> di
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    start = time.perf_counter()
     agent, history = train(args)
-    seconds = time.perf_counter() - start
-    steps = len(history) * args.batch_size
-    print(f"trained {steps:,} steps in {seconds:.0f} s ({steps / seconds:,.0f} steps/s, {len(history)} updates)")
+    steps, per_second = len(history) * args.batch_size, history[-1]["charts/SPS"] if history else math.nan
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan  # others' jobs slow a shared CPU
+    print(f"trained {steps:,} steps in {steps / per_second:.0f} s ({per_second:,.0f} steps/s, {len(history)} updates; "
+          f"load average {load:.1f} on {os.cpu_count()} CPUs)")
     if args.save:
         torch.save(agent.state_dict(), args.save)
     if args.eval_deals:
