@@ -17,8 +17,14 @@ episode's rewards add up to the hand's final score difference.
 The vector env resets finished games inside ``step`` (Gymnasium's ``AutoresetMode.SAME_STEP``):
 a step that returns ``terminated=True`` for a game already returns the first observation of its
 next episode. So the "done" stored with a transition is the one its own step returned, and GAE
-never bootstraps across it (CleanRL's ``ppo.py`` pairs a transition with the done of the step
-before, which is right for the NEXT_STEP mode of its Gymnasium version, not for this one).
+never bootstraps across it (CleanRL's ``ppo.py`` keeps the same flag one row later, with the
+observation it came with; the arithmetic is the same). There is no NEXT_STEP reset transition
+to skip.
+
+Measured on this project's 2-core CPU, shared with other jobs (load average 10-14, this run
+getting about a third of one core): 10 minutes trained 4.7M steps (7,764 steps/s), then on
+2,000 duplicate deals +4.22 ± 0.44 points per hand over ``greedy`` and +11.28 ± 0.42 over
+``random`` (``--seed 2``: 4.1M steps, +4.12 ± 0.44 and +11.35 ± 0.42).
 
 Reproducibility: ``--seed`` seeds the network's initialisation, the action sampling, the
 minibatch shuffles and the env's deals; the same seed and step budget give the same run on the
