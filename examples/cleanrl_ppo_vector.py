@@ -265,6 +265,9 @@ def train(
     device = torch.device(args.device)
     envs = make_envs(args) if envs is None else envs
     observation, _ = envs.reset(seed=args.seed)
+    if not isinstance(observation["observation"], torch.Tensor) or envs.num_envs != args.num_envs:
+        raise TypeError(f"train needs a vector env of args.num_envs games with output='torch', got "
+                        f"{envs.num_envs} games with {type(observation['observation']).__name__} observations")
     obs, mask = observation["observation"], observation["action_mask"].bool()
     obs_size, num_actions = obs.shape[1], mask.shape[1]
     agent = Agent(obs_size, num_actions, args.hidden_sizes).to(device)

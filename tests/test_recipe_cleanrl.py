@@ -126,3 +126,6 @@ def test_cleanrl_recipe_flags_and_bad_arguments(recipe):
         recipe.Args(minutes=-1.0)
     with pytest.raises(ValueError, match="num_envs"):
         recipe.Args(num_envs=0)
+    args = tiny(recipe)
+    with pytest.raises(TypeError, match="output='torch'"):
+        recipe.train(args, envs=gymnasium.make_vec("pisti/Pisti-v0", num_envs=args.num_envs, target=None))
