@@ -7,8 +7,9 @@ its own (``credit_seats``), add up to every seat's final score difference too. N
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,14 +23,17 @@ from tianshou.env import DummyVectorEnv, PettingZooEnv  # noqa: E402
 from pisti_env import pisti_v0  # noqa: E402
 from pisti_env.rewards import side_difference  # noqa: E402
 
-RECIPE = Path(__file__).resolve().parents[2] / "examples" / "tianshou_masked.py"
+EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples")
 
 
-def load_recipe():
-    spec = importlib.util.spec_from_file_location("tianshou_masked", RECIPE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture(scope="module")
+def recipe():
+    """examples/tianshou_masked.py, imported by its name from examples/."""
+    sys.path.insert(0, EXAMPLES)
+    try:
+        yield importlib.import_module("tianshou_masked")
+    finally:
+        sys.path.remove(EXAMPLES)
 
 
 class Referee(PettingZooEnv):
@@ -67,8 +71,7 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-def test_tianshou_self_play_recipe_trains_legally_and_every_seat_learns_from_its_score_difference(one_thread):
-    recipe = load_recipe()
+def test_tianshou_self_play_recipe_trains_legally_and_every_seat_learns_from_its_score_difference(recipe, one_thread):
     referees = [Referee(pisti_v0.env(**recipe.SETTINGS)) for _ in range(3)]
     envs = DummyVectorEnv([lambda r=r: r for r in referees])
     record: list[tuple[int, str, float]] = []
@@ -93,3 +96,20 @@ def test_tianshou_self_play_recipe_trains_legally_and_every_seat_learns_from_its
     results = recipe.margins(algorithm, deals=4, seed=1)
     assert set(results) == {"random", "greedy"}
     assert all(math.isfinite(r["mean"]) for r in results.values())
+
+
+def test_credit_seats_refuses_a_rollout_cut_mid_hand(recipe):
+    """A seat's last decision in a cut hand has no known reward yet: a clear error, not a guess."""
+    from tianshou.algorithm.random import MARLRandomDiscreteMaskedOffPolicyAlgorithm
+    from tianshou.data import Collector, ReplayBuffer
+
+    env = recipe.make_env()
+    buffer = ReplayBuffer(200)
+    collector = Collector(MARLRandomDiscreteMaskedOffPolicyAlgorithm(env.action_space).policy, DummyVectorEnv([lambda: env]), buffer)
+    collector.reset()
+    collector.collect(n_step=recipe.HAND_ROWS + 5)  # one whole hand and the start of the next
+    batch, indices = buffer.sample(0)
+    with pytest.raises(ValueError, match="whole hands"):
+        recipe.credit_seats(batch, buffer, indices, env.agent_idx)
+    whole = recipe.credit_seats(batch[: recipe.HAND_ROWS], buffer, indices[: recipe.HAND_ROWS], env.agent_idx)
+    assert len(whole) == recipe.HAND_ROWS and whole.terminated.sum() == 2
