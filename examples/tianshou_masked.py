@@ -1,7 +1,7 @@
 """Self-play PPO with Tianshou 2.0 on ``pisti_v0``: one masked network plays every seat.
 
     pip install -e ".[tianshou]"
-    python examples/tianshou_masked.py --steps 1000000
+    python examples/tianshou_masked.py --steps 120000
 
 Tianshou's own ``PettingZooEnv`` wraps ``pisti_v0`` as it is (2-player single hands here,
 ``target=None``). It hands the policy ``{"agent_id", "obs", "mask"}`` for the seat to move,
@@ -172,7 +172,7 @@ class SelfPlayPPO(PPO):
 
 
 # ----------------------------------------------------------------------------- training
-def build(env: PettingZooEnv, hidden: Sequence[int] = (256, 256), lr: float = 3e-4, **ppo: Any) -> SelfPlayPPO:
+def build(env: PettingZooEnv, hidden: Sequence[int] = (256, 256), lr: float = 1e-3, **ppo: Any) -> SelfPlayPPO:
     """The self-play algorithm for ``env``'s spaces.
 
     Args:
@@ -281,12 +281,12 @@ def margins(algorithm: SelfPlayPPO, deals: int, seed: int = 0) -> dict[str, dict
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=400_000, help="decisions to train for, all seats counted")
+    parser.add_argument("--steps", type=int, default=120_000, help="decisions to train for, all seats counted")
     parser.add_argument("--envs", type=int, default=8, help="games collected side by side (DummyVectorEnv)")
     parser.add_argument("--hands", type=int, default=64, help="whole hands collected per PPO update")
     parser.add_argument("--epochs", type=int, default=4, help="passes over each collected batch")
     parser.add_argument("--minibatch", type=int, default=512, help="rows per gradient step")
-    parser.add_argument("--lr", type=float, default=3e-4, help="Adam's learning rate")
+    parser.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (small networks gain nothing from more)")
