@@ -15,7 +15,8 @@ difference. What needs care is which decision a reward belongs to. In a card gam
 seat's rewards arrive on the *other* seats' moves (the opponent captures a pile the seat left
 behind), and Tianshou's multi-agent algorithms (``MultiAgentOnPolicyAlgorithm``, 2.0's
 ``MultiAgentPolicyManager``) give each seat only the reward of the rows where it moved itself
-and bootstrap from the next row's observation, which is the *opponent's*. ``credit_seats``
+(over 500 random hands that matched a seat's score difference in about 1 hand in 20, and never
+for both seats) and bootstrap from the next row's observation, the *opponent's*. ``credit_seats``
 below fixes both before PPO sees the data: each decision of a seat is credited with everything
 that seat received from its move until its next move (the first also with what it got before
 its first move, the last with everything to the end of the hand), and its next observation is
@@ -158,7 +159,10 @@ class SelfPlayPPO(PPO):
     def _preprocess_batch(self, batch: Batch, buffer: ReplayBuffer, indices: np.ndarray) -> Batch:
         for part in getattr(buffer, "buffers", [buffer]):
             if len(part) >= part.maxsize:  # it may have wrapped around and overwritten a hand
-                raise ValueError(f"a rollout buffer of {part.maxsize} rows filled up: give it more room")
+                raise ValueError(
+                    f"a part of the rollout buffer ({part.maxsize} rows) filled up and may have lost the start of a "
+                    f"hand: hands here are longer than HAND_ROWS={HAND_ROWS}; raise it"
+                )
         seats = credit_seats(batch, buffer, indices, self.columns)
         if self.record is not None:
             ends = np.flatnonzero(seats.terminated)
@@ -184,8 +188,9 @@ def build(env: PettingZooEnv, hidden: Sequence[int] = (256, 256), lr: float = 1e
             trade-off along a seat's own decisions), ``eps_clip=0.2`` (PPO's ratio clip),
             ``ent_coef=0.01`` (entropy bonus), ``vf_coef=0.5`` (value-loss weight),
             ``return_scaling=True`` (the critic learns returns divided by their running
-            standard deviation: points are tens, not ones), ``max_grad_norm=0.5``, and
-            ``record`` (see :class:`SelfPlayPPO`).
+            standard deviation: points are tens, not ones), ``max_grad_norm=0.5`` (gradient
+            clipping), ``max_batchsize=4096`` (rows per forward pass when PPO computes values
+            and log-probabilities before an update), and ``record`` (see :class:`SelfPlayPPO`).
     """
     obs_dim = int(np.prod(env.observation_space["observation"].shape))
     actor = MaskedActor(ObsTrunk(obs_dim, hidden), int(env.action_space.n))
@@ -222,7 +227,8 @@ def train(
     """
     torch.manual_seed(seed)
     envs.seed([seed + i for i in range(envs.env_num)])
-    # Room for twice a fair share of the hands in each env's part of the buffer (48 rows a hand).
+    # Room for twice a fair share of the hands in each env's part of the buffer; SelfPlayPPO
+    # refuses a part that filled up (it may have overwritten the start of a hand).
     room = 2 * HAND_ROWS * hands_per_update
     collector = Collector(algorithm, envs, VectorReplayBuffer(room, envs.env_num))
     params = OnPolicyTrainerParams(
