@@ -220,12 +220,14 @@ def train(
         hands_per_update: whole hands collected between two PPO updates.
         epochs_per_update: passes over each collected batch (PPO's ``repeat``).
         minibatch: rows per gradient step.
-        seed: seeds torch (the policy's sampling, the initial weights are drawn in :func:`build`)
-            and the envs' deals.
+        seed: seeds torch (the policy's sampling; the initial weights are drawn in :func:`build`),
+            NumPy's global generator (Tianshou shuffles the minibatches with it) and the envs'
+            deals: the same seed trains the same weights.
 
     Returns ``{"steps", "seconds", "steps_per_s"}``.
     """
     torch.manual_seed(seed)
+    np.random.seed(seed)
     envs.seed([seed + i for i in range(envs.env_num)])
     # Room for twice a fair share of the hands in each env's part of the buffer; SelfPlayPPO
     # refuses a part that filled up (it may have overwritten the start of a hand).
