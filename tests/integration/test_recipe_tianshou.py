@@ -98,6 +98,20 @@ def test_tianshou_self_play_recipe_trains_legally_and_every_seat_learns_from_its
     assert all(math.isfinite(r["mean"]) for r in results.values())
 
 
+def test_tianshou_recipe_same_seed_trains_the_same_weights(recipe, one_thread):
+    def run() -> tuple[list, list[torch.Tensor]]:
+        record: list[tuple[int, str, float]] = []
+        torch.manual_seed(5)
+        algorithm = recipe.build(recipe.make_env(), hidden=(32,), record=record)
+        envs = DummyVectorEnv([recipe.make_env for _ in range(2)])
+        recipe.train(algorithm, envs, steps=400, hands_per_update=4, epochs_per_update=1, minibatch=64, seed=5)
+        return record, [p.detach().clone() for p in algorithm.parameters()]
+
+    (record_a, weights_a), (record_b, weights_b) = run(), run()
+    assert record_a == record_b and len(record_a) >= 16
+    assert all(torch.equal(a, b) for a, b in zip(weights_a, weights_b))
+
+
 def test_credit_seats_refuses_a_rollout_cut_mid_hand(recipe):
     """A seat's last decision in a cut hand has no known reward yet: a clear error, not a guess."""
     from tianshou.algorithm.random import MARLRandomDiscreteMaskedOffPolicyAlgorithm
