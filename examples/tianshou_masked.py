@@ -48,13 +48,14 @@ from tianshou.utils.net.discrete import DiscreteCritic
 import pisti_env
 from pisti_env import pisti_v0
 from pisti_env.agents import SeatView, make_player
+from pisti_env.cards import NUM_CARD_IDS, TABLE_SIZE
 from training.harness.evaluate import evaluate
 
 # Tianshou's episode statistics warn that each episode's return is a vector (one per seat): it is.
 logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
 
 SETTINGS = dict(num_players=2, target=None)  # 2-player single hands, as pisti-eval's deals
-HAND_ROWS = 48  # decisions in one hand of SETTINGS (52 cards, 4 dealt to the table first)
+HAND_ROWS = NUM_CARD_IDS - TABLE_SIZE  # decisions in one hand of SETTINGS: every card not dealt to the table
 
 
 def make_env(**settings: Any) -> PettingZooEnv:
