@@ -230,6 +230,32 @@ def _void_free_probabilities(drawn: list[int], remaining: list[int]) -> list[tup
     return outcomes
 
 
+class _Core:
+    """Everything a :class:`PistiState` holds. OpenSpiel's ``clone()`` of a Python state
+    deep-copies each attribute; this one copies itself with :meth:`Game.clone`, much faster
+    than a generic deep copy of the engine."""
+
+    __slots__ = ("settings", "dealer", "deck", "remaining", "game", "before")
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.dealer: int | None = None  # the first chance outcome (R5)
+        self.deck: list[int] = []  # the card outcomes so far, item 0 dealt first (R6)
+        self.remaining = [settings.decks] * NUM_CARD_IDS  # copies of each card id not drawn yet
+        self.game: Game | None = None  # the engine, once the deck is complete
+        self.before = [0.0] * settings.num_players  # returns before the last move
+
+    def __deepcopy__(self, memo: dict) -> "_Core":
+        other = _Core.__new__(_Core)
+        other.settings = self.settings  # immutable
+        other.dealer = self.dealer
+        other.deck = self.deck.copy()
+        other.remaining = self.remaining.copy()
+        other.game = None if self.game is None else self.game.clone()
+        other.before = self.before.copy()
+        return other
+
+
 class PistiState(pyspiel.State):
     """One OpenSpiel state: the deal collected as chance outcomes, then our :class:`Game`.
 
@@ -238,12 +264,26 @@ class PistiState(pyspiel.State):
 
     def __init__(self, game: PistiGame) -> None:
         super().__init__(game)
-        self.settings: Settings = game.settings
-        self.dealer: int | None = None
-        self.deck: list[int] = []
-        self._remaining = [self.settings.decks] * NUM_CARD_IDS
-        self.game: Game | None = None
-        self._before = [0.0] * self.settings.num_players  # returns before the last move
+        self._core = _Core(game.settings)
+
+    @property
+    def settings(self) -> Settings:
+        return self._core.settings
+
+    @property
+    def dealer(self) -> int | None:
+        """The dealer seat (R5), once drawn."""
+        return self._core.dealer
+
+    @property
+    def deck(self) -> list[int]:
+        """The deck's card ids drawn so far, item 0 dealt first (R6)."""
+        return self._core.deck
+
+    @property
+    def game(self) -> Game | None:
+        """The engine's game, ``None`` during the deal."""
+        return self._core.game
 
     # ---------------------------------------------------------------- OpenSpiel's API
     def current_player(self) -> int:
@@ -268,27 +308,28 @@ class PistiState(pyspiel.State):
         n = self.settings.num_players
         if self.dealer is None:
             return [(seat, 1.0 / n) for seat in range(n)]
-        return _void_free_probabilities(self.deck, self._remaining)
+        return _void_free_probabilities(self.deck, self._core.remaining)
 
     def _apply_action(self, action: int) -> None:
         if self.game is None:
             self._deal(int(action))
             return
-        self._before = self.returns()
+        self._core.before = self.returns()
         self.game.step(int(action))
 
     def _deal(self, outcome: int) -> None:
-        if self.dealer is None:
+        core = self._core
+        if core.dealer is None:
             if not 0 <= outcome < self.settings.num_players:
                 raise ValueError(f"dealer outcome must be a seat 0..{self.settings.num_players - 1}, got {outcome}")
-            self.dealer = outcome
+            core.dealer = outcome
             return
-        if not 0 <= outcome < NUM_CARD_IDS or not self._remaining[outcome]:
+        if not 0 <= outcome < NUM_CARD_IDS or not core.remaining[outcome]:
             raise ValueError(f"deal outcome {outcome} is not a card left in the deck")
-        self.deck.append(outcome)
-        self._remaining[outcome] -= 1
-        if len(self.deck) == self.settings.num_cards:
-            self.game = Game(self.settings, seed=0, deck=self.deck, dealer=self.dealer)
+        core.deck.append(outcome)
+        core.remaining[outcome] -= 1
+        if len(core.deck) == core.settings.num_cards:
+            core.game = Game(core.settings, seed=0, deck=core.deck, dealer=core.dealer)
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -313,7 +354,7 @@ class PistiState(pyspiel.State):
         """The change of :meth:`returns` made by the last move (0 during the deal)."""
         if self.game is None:
             return [0.0] * self.settings.num_players
-        return [now - before for now, before in zip(self.returns(), self._before)]
+        return [now - before for now, before in zip(self.returns(), self._core.before)]
 
     def __str__(self) -> str:
         game = self.game
@@ -323,17 +364,7 @@ class PistiState(pyspiel.State):
         pile = " ".join(card_to_text(p % NUM_CARD_IDS) for p in game.pile)
         return f"dealer {game.dealer} turn {game.turn} | hands {hands} | pile {pile} | stock {game.stock_size}"
 
-    # ---------------------------------------------------------------- copies and worlds
-    def __deepcopy__(self, memo: dict) -> "PistiState":
-        """OpenSpiel's ``clone()``: an independent state (the game through :meth:`Game.clone`)."""
-        other = PistiState(self.get_game())
-        other.dealer = self.dealer
-        other.deck = self.deck.copy()
-        other._remaining = self._remaining.copy()
-        other.game = None if self.game is None else self.game.clone()
-        other._before = self._before.copy()
-        return other
-
+    # ---------------------------------------------------------------- worlds
     def resample_from_infostate(self, player_id: int, probability_sampler: Any = None, *,
                                 rng: random.Random | int | None = None) -> "PistiState":
         """A state ``player_id`` cannot tell from this one: the cards it cannot know dealt again
@@ -342,7 +373,7 @@ class PistiState(pyspiel.State):
         otherwise ``probability_sampler`` (OpenSpiel's, a callable giving floats in [0, 1)) seeds
         it. During the deal nothing is known yet: a copy of this state."""
         if self.game is None:
-            return self.__deepcopy__({})
+            return self.clone()
         if rng is None:
             rng = random.Random(int(probability_sampler() * 2**53) if probability_sampler is not None else None)
         world = self.game.determinize(player_id, rng)
@@ -358,12 +389,17 @@ def state_from_game(game: PistiGame, world: Game) -> PistiState:
     if world.settings != game.settings:
         raise ValueError(f"the world's settings {world.settings} are not the game's {game.settings}")
     state = PistiState(game)
-    state.dealer = world.dealer
-    state.deck = [p % NUM_CARD_IDS for p in world.deck]
-    state._remaining = [0] * NUM_CARD_IDS
-    state.game = world
-    state._before = state.returns()
+    core = state._core
+    core.dealer = world.dealer
+    core.deck = [p % NUM_CARD_IDS for p in world.deck]
+    core.remaining = [0] * NUM_CARD_IDS
+    core.game = world
+    core.before = state.returns()
     return state
+
+
+_CARD_TEXT = tuple(card_to_text(c) for c in range(NUM_CARD_IDS))
+_SHOWN_TEXT = {(seat, c): f"{seat}:{_CARD_TEXT[c]}" for seat in range(MAX_PLAYERS) for c in range(NUM_CARD_IDS)}
 
 
 class PistiObserver:
@@ -396,9 +432,10 @@ class PistiObserver:
 
     def string_from(self, state: PistiState, player: int) -> str:
         """The seat's view as text: seat, dealer, own hand and the observation vector's nonzero
-        entries (``index:value``); with ``perfect_recall`` also every card shown this hand in
-        order (``seat:card``) and every claim (claimant, answerer, lone card, answer, the card
-        when shown, R29)."""
+        entries (their indices, then their values); with ``perfect_recall`` also every card
+        shown this hand in order (``seat:card``) and every claim (claimant, answerer, lone card,
+        answer, the card when shown, R29). IS-MCTS keys its tree by this string, so it is built
+        with few Python-level steps."""
         game = state.game
         if game is None:
             return f"p{player} dealing dealer={state.dealer} drawn={len(state.deck)}"
@@ -406,11 +443,11 @@ class PistiObserver:
         nonzero = np.flatnonzero(obs)
         parts = [
             f"p{player} dealer={game.dealer} turn={game.turn}",
-            "hand=" + " ".join(card_to_text(c) for c in game.hand_card_ids(player)),
-            "obs=" + ",".join(f"{i}:{obs[i]:.6g}" for i in nonzero),
+            "hand=" + " ".join(map(_CARD_TEXT.__getitem__, game.hand_card_ids(player))),
+            "obs=" + ",".join(map(str, nonzero.tolist())) + "=" + ",".join(map(str, obs[nonzero].tolist())),
         ]
         if self.perfect_recall:
-            parts.append("shown=" + " ".join(f"{s}:{card_to_text(c)}" for s, c in game.history))
+            parts.append("shown=" + " ".join(map(_SHOWN_TEXT.__getitem__, game.history)))
             if game.settings.bluff:
                 parts.append("claims=" + " ".join(
                     f"{c}>{a}:{card_to_text(lone)}:{action_to_text(ans)}:{card_to_text(shown) if shown >= 0 else '?'}"
