@@ -9,10 +9,12 @@ seat cannot see."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,6 +31,7 @@ from pisti_env.rewards import side_difference  # noqa: E402
 from training.harness.evaluate import evaluate  # noqa: E402
 
 NAME = os_pisti.SHORT_NAME
+RECIPE = Path(__file__).resolve().parents[2] / "examples" / "openspiel_ismcts.py"
 GAMES = {
     "2p": {"players": 2},
     "3p": {"players": 3},
@@ -278,3 +281,16 @@ def test_import_pisti_env_does_not_import_open_spiel():
            "print('pyspiel' in sys.modules or 'open_spiel' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_recipe_runs_to_the_end(capsys):
+    spec = importlib.util.spec_from_file_location("openspiel_ismcts", RECIPE)
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    game = recipe.load(3, bluff=True)
+    recipe.check(game, sims=2)
+    returns = recipe.play_hand(game, n=4, seed=1)  # OpenSpiel's bot through the state's resampler
+    assert len(returns) == 3 and sum(returns) == pytest.approx(0.0, abs=1e-9)
+    recipe.main(["--n", "4", "--deals", "1"])
+    out = capsys.readouterr().out
+    assert "random_sim_test passed" in out and "vs greedy" in out and "vs random" in out
