@@ -27,6 +27,7 @@ import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
+from pisti_env.agents.ismcts import UCT_C
 from pisti_env.integrations import openspiel as pisti_openspiel
 from training.harness.evaluate import evaluate
 
@@ -42,7 +43,7 @@ def check(game: pyspiel.Game, sims: int = 5) -> None:
     pyspiel.random_sim_test(game, num_sims=sims, serialize=False, verbose=False)
 
 
-def play_hand(game: pyspiel.Game, n: int, seed: int, uct_c: float = 10.0) -> list[float]:
+def play_hand(game: pyspiel.Game, n: int, seed: int, uct_c: float = UCT_C) -> list[float]:
     """One hand, OpenSpiel's ``ISMCTSBot`` (``n`` simulations a move) at seat 0 and uniformly
     random seats elsewhere; returns every seat's score difference."""
     rng = np.random.RandomState(seed)

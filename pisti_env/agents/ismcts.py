@@ -28,11 +28,15 @@ from typing import Any
 
 from ..counters import Counter
 from ..rules import Settings
+from ..scoring import PISTI_POINTS
 from .base import Agent
 from .view import SeatView
 
 _INSTALL_HINT = 'the ismcts player needs OpenSpiel: pip install -e ".[openspiel]" (open_spiel)'
 FINAL_POLICIES = ("max_visit_count", "max_value", "normalized_visit_count")
+# The default exploration constant: one pişti's points (R13), the swing of a typical decision
+# on the returns' scale (score differences in points).
+UCT_C = float(PISTI_POINTS)
 
 
 class IsmctsAgent(Agent):
@@ -45,6 +49,7 @@ class IsmctsAgent(Agent):
             and slower, linearly.
         uct_c: the UCT exploration constant (> 0). Returns are score differences in points
             (a hand's typically lie within ±30), so it is on that scale: larger explores more.
+            Default: one pişti's points (R13).
         rollouts: random rollouts averaged to value a new leaf (>= 1).
         final_policy: how the root's children become the move: ``"max_visit_count"`` (the
             most visited, default), ``"max_value"`` (the best mean return) or
@@ -61,7 +66,7 @@ class IsmctsAgent(Agent):
         seed: int | None = None,
         settings: Settings | None = None,
         n: int = 100,
-        uct_c: float = 10.0,
+        uct_c: float = UCT_C,
         rollouts: int = 1,
         final_policy: str = "max_visit_count",
     ) -> None:

@@ -294,3 +294,11 @@ def test_the_recipe_runs_to_the_end(capsys):
     recipe.main(["--n", "4", "--deals", "1"])
     out = capsys.readouterr().out
     assert "random_sim_test passed" in out and "vs greedy" in out and "vs random" in out
+
+
+def test_ismcts_without_open_spiel_names_the_extra():
+    code = ("import sys; sys.modules['pyspiel'] = None; sys.modules['open_spiel'] = None\n"
+            "from pisti_env.agents import make_player\n"
+            "try:\n    make_player('ismcts')\nexcept ImportError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert 'pip install -e ".[openspiel]"' in out.stdout
