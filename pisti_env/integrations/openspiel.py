@@ -27,11 +27,13 @@ The game (one hand, ``target=None`` in our settings):
   (with 2 sides ``own − other``, with 3 or 4 sides ``own − mean of the others``), so the game
   is zero-sum for every number of players. ``rewards()`` is the change of the last move.
 * **Observations**: the information-state and observation tensors are THE observation vector
-  of :class:`~pisti_env.observation.ObservationEncoder` for the seat: it is built from the
-  location codes a seat may read (R30, R31) and nothing else, so it leaks nothing. The
-  information-state string adds the public record of the hand (every card shown in order,
-  every claim and its answer) to the observation, which makes it perfect recall. During the
-  deal the tensor is zeros.
+  of :class:`~pisti_env.observation.ObservationEncoder` for the seat (``pisti_v0``'s): it is
+  built from the location codes a seat may read (R30, R31) and nothing else, so it leaks
+  nothing. It holds everything the seat knows now (where each card it can see went and who
+  played it, the counters, the last capturer, a pending claim) but not the order of past plays,
+  which no rule reads; the information-state string adds that public record (every card shown,
+  in order, and every claim with its answer), which makes the string perfect recall. During
+  the deal the tensor is zeros (nobody holds a card yet).
 
 :func:`state_from_game` wraps a dealt game (e.g. a search player's determinization) as a state
 and :meth:`PistiState.resample_from_infostate` deals the hidden cards again for a seat
