@@ -26,6 +26,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
+
 from ..counters import Counter
 from ..rules import Settings
 from ..scoring import PISTI_POINTS
@@ -117,8 +119,6 @@ class IsmctsAgent(Agent):
         world.settings = game.settings  # this hand alone, ...
         world.counts[Counter.MATCH_SCORES] = [0] * world.num_sides  # ... valued by its own scores
         root = self._os.state_from_game(game, world)
-        import numpy as np
-
         bot = self._ismcts.ISMCTSBot(
             game,
             self._mcts.RandomRolloutEvaluator(self.rollouts, np.random.RandomState(rng.getrandbits(32))),

@@ -43,7 +43,6 @@ and :meth:`PistiState.resample_from_infostate` deals the hidden cards again for 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import random
 from typing import Any
