@@ -23,6 +23,7 @@ from ..rules import Settings
 from .base import Agent, BatchedPlayer, Player, has_batched_form
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
+from .ismcts import IsmctsAgent
 from .pimc import PimcAgent
 from .random_agent import RandomAgent
 
@@ -31,6 +32,7 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "greedy": GreedyAgent,
     "expert": ExpertAgent,
     "pimc": PimcAgent,
+    "ismcts": IsmctsAgent,  # OpenSpiel's IS-MCTS: needs the openspiel extra, imported when built
 }
 # Constructor arguments the registry fills in itself, never taken from a spec.
 _GIVEN = ("seed", "settings")
