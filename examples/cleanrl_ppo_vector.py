@@ -48,8 +48,8 @@ import torch
 from torch import nn
 
 import pisti_env  # registers "pisti/Pisti-v0" and its vector entry point
-from pisti_env.agents import SeatView, make_player
-from training.harness.evaluate import evaluate  # pisti-eval's duplicate deals, as an API
+from pisti_env.agents import SeatView
+from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
 
 # ---------------------------------------------------------------------------- hyperparameters
@@ -388,22 +388,12 @@ class AgentPlayer:
 def margins(agent: Agent, deals: int, seed: int = 0, num_players: int = 2) -> dict[str, dict[str, float]]:
     """The agent's mean score difference per hand (with its 95% CI half-width) against
     ``random`` and ``greedy`` on ``deals`` duplicate deals, through the evaluation harness."""
-    player = AgentPlayer(agent)
-    settings = pisti_env.make_settings(num_players=num_players, target=None)
-
-    def loader(spec: str):
-        return player if spec == player.name else make_player(spec, settings=settings)
-
-    results = {}
     was_training = agent.training
     agent.eval()
-    for baseline in ("random", "greedy"):
-        report = evaluate(
-            [player.name, baseline], num_players=num_players, deals=deals, matches=0, seed=seed, bootstrap=0, loader=loader
-        )
-        results[baseline] = report["tables"][0]["pairs"][0]["score_diff"]
-    agent.train(was_training)
-    return results
+    try:
+        return baseline_margins(AgentPlayer(agent), deals=deals, seed=seed, num_players=num_players)
+    finally:
+        agent.train(was_training)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -29,7 +29,7 @@ from open_spiel.python.algorithms import ismcts, mcts
 
 from pisti_env.agents.ismcts import UCT_C
 from pisti_env.integrations import openspiel as pisti_openspiel
-from training.harness.evaluate import evaluate
+from training.harness.evaluate import baseline_margins
 
 
 def load(players: int = 2, **variants: Any) -> pyspiel.Game:
@@ -64,12 +64,7 @@ def play_hand(game: pyspiel.Game, n: int, seed: int, uct_c: float = UCT_C) -> li
 def margins(n: int, deals: int, seed: int = 0, players: int = 2) -> dict[str, dict[str, float]]:
     """The ``ismcts:n=<n>`` player's mean score difference per hand (95% CI) against
     ``random`` and ``greedy`` on ``deals`` duplicate deals, each played from every seat."""
-    results = {}
-    for baseline in ("random", "greedy"):
-        report = evaluate([f"ismcts:n={n}", baseline], num_players=players, deals=deals, matches=0, seed=seed,
-                          bootstrap=0)
-        results[baseline] = report["tables"][0]["pairs"][0]["score_diff"]
-    return results
+    return baseline_margins(f"ismcts:n={n}", deals=deals, seed=seed, num_players=players)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

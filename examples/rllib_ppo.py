@@ -68,10 +68,8 @@ import torch
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
 
-import pisti_env
-from pisti_env.agents import make_player
 from pisti_env.integrations.rllib import SHARED_MODULE, RLModulePlayer, ppo_config
-from training.harness.evaluate import evaluate
+from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
 GAME = {"num_players": 2, "target": None}  # the settings trained and evaluated
 
@@ -130,17 +128,7 @@ def train(
 def margins(algo: Algorithm, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
     """The shared module's mean score difference per hand (95% CI) against ``random`` and
     ``greedy`` on ``deals`` duplicate deals, each played once from either seat."""
-    player = RLModulePlayer(algo.get_module(SHARED_MODULE))
-    settings = pisti_env.make_settings(**GAME)
-
-    def loader(spec: str):
-        return player if spec == player.name else make_player(spec, settings=settings)
-
-    results = {}
-    for baseline in ("random", "greedy"):
-        report = evaluate([player.name, baseline], deals=deals, matches=0, seed=seed, bootstrap=0, loader=loader)
-        results[baseline] = report["tables"][0]["pairs"][0]["score_diff"]
-    return results
+    return baseline_margins(RLModulePlayer(algo.get_module(SHARED_MODULE)), deals=deals, seed=seed, **GAME)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

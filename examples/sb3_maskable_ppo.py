@@ -19,12 +19,11 @@ import time
 from typing import Any, Sequence
 
 import gymnasium
-import numpy as np
 from sb3_contrib import MaskablePPO
 
 import pisti_env  # registers "pisti/Pisti-v0"
-from pisti_env.agents import SeatView, make_player
-from training.harness.evaluate import evaluate
+from pisti_env.agents import SeatView
+from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
 
 def make_env(opponent: str = "greedy", seed: int = 0) -> gymnasium.Env:
@@ -68,17 +67,7 @@ class ModelPlayer:
 def margins(model: MaskablePPO, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
     """The model's mean score difference per hand (95% CI) against ``random`` and ``greedy`` on
     ``deals`` duplicate deals, each played once from either seat."""
-    player = ModelPlayer(model)
-    settings = pisti_env.make_settings(num_players=2, target=None)
-
-    def loader(spec: str):
-        return player if spec == player.name else make_player(spec, settings=settings)
-
-    results = {}
-    for baseline in ("random", "greedy"):
-        report = evaluate([player.name, baseline], deals=deals, matches=0, seed=seed, bootstrap=0, loader=loader)
-        results[baseline] = report["tables"][0]["pairs"][0]["score_diff"]
-    return results
+    return baseline_margins(ModelPlayer(model), deals=deals, seed=seed, num_players=2)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -45,11 +45,10 @@ from tianshou.trainer import OnPolicyTrainerParams
 from tianshou.utils.net.common import MLP, AbstractDiscreteActor, ModuleWithVectorOutput
 from tianshou.utils.net.discrete import DiscreteCritic
 
-import pisti_env
 from pisti_env import pisti_v0
-from pisti_env.agents import SeatView, make_player
+from pisti_env.agents import SeatView
 from pisti_env.cards import NUM_CARD_IDS, TABLE_SIZE
-from training.harness.evaluate import evaluate
+from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
 # Tianshou's episode statistics warn that each episode's return is a vector (one per seat): it is.
 logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
@@ -276,16 +275,9 @@ class PolicyPlayer:
 
 def margins(algorithm: SelfPlayPPO, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
     """The policy's mean score difference per hand (95% CI) against ``random`` and ``greedy``
-    on ``deals`` duplicate deals, each played once from either seat (one ``pisti-eval``
-    round robin of the three, random against greedy included as a yardstick)."""
-    player = PolicyPlayer(algorithm)
-    settings = pisti_env.make_settings(**SETTINGS)
+    on ``deals`` duplicate deals, each played once from either seat."""
     algorithm.eval()
-    report = evaluate(
-        [player.name, "random", "greedy"], deals=deals, matches=0, seed=seed, bootstrap=0,
-        loader=lambda spec: player if spec == player.name else make_player(spec, settings=settings),
-    )
-    return {t["players"][1]: t["pairs"][0]["score_diff"] for t in report["tables"] if t["players"][0] == player.name}
+    return baseline_margins(PolicyPlayer(algorithm), deals=deals, seed=seed, **SETTINGS)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

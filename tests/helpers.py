@@ -24,10 +24,16 @@ Play: ``play(g, codes, seats=None)``, ``play_random(g, rng)``, ``finish_hand_ran
 from __future__ import annotations
 
 import copy
+import importlib
 import random
+import sys
+import types
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
+
+import gymnasium
 
 import numpy as np
 import pytest
@@ -35,6 +41,7 @@ import pytest
 from pisti_env import Game, card_to_text, make_settings, new_game, parse_card
 from pisti_env import locations as loc
 from pisti_env.actions import BELIEVE, FACE_DOWN
+from pisti_env.rewards import side_difference
 
 ALL_CODES = [card_to_text(c) for c in range(52)]
 C = parse_card
@@ -473,3 +480,50 @@ def provable_bluff_game() -> Game:
                  dealer=0, target=None, bluff=True)
     play(g, ["7D", "9C"])
     return g
+
+
+# ---------------------------------------------------------------------------------------------
+# Recipes (examples/): imported by name, and watched from between the library and the env.
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def example_module(name: str) -> types.ModuleType:
+    """``examples/<name>.py`` imported under its own name, as ``python examples/<name>.py``
+    would import it (``examples/`` on ``sys.path``: a recipe may import its siblings; in
+    ``sys.modules``: dataclasses look their module up by name). Cached like any import."""
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
+    return importlib.import_module(name)
+
+
+class MaskReferee(gymnasium.Wrapper):
+    """Between a library and a single-learner Gymnasium env: counts the actions the mask it
+    showed did not allow, and for each finished episode records ``(return the library saw,
+    the learner side's final score difference)``. ``game_of(env)`` finds the engine's
+    :class:`~pisti_env.game.Game` under the wrapped env."""
+
+    def __init__(self, env: gymnasium.Env, game_of: Callable[[gymnasium.Env], Game]) -> None:
+        super().__init__(env)
+        self.game_of = game_of
+        self.illegal, self.episodes, self.seats = 0, [], set()
+        self._return, self._mask = 0.0, None
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self._return, self._mask = 0.0, obs["action_mask"].copy()
+        return obs, info
+
+    def step(self, action):
+        self.illegal += not self._mask[int(action)]
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._return += float(reward)
+        self._mask = obs["action_mask"].copy()
+        if terminated or truncated:
+            scores = self.game_of(self.env).match_scores
+            self.episodes.append((self._return, side_difference(scores, info["side"])))
+            self.seats.add(info["seat"])
+        return obs, reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.unwrapped.action_masks()

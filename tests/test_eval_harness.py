@@ -190,3 +190,28 @@ def test_bluff_statistics_count_claims_and_answers_consistently():
     assert rnd["score_diff_per_hand"] == -greedy["score_diff_per_hand"]
     with pytest.raises(ValueError, match="two players"):
         bluff_statistics(["random"], deals=1)
+
+
+def test_baseline_margins_are_the_evaluations_pairs_from_the_players_side():
+    """What every recipe reports: an object player (here a RandomAgent under a label) gets the
+    same margin as the same player by its spec, and each is the evaluate() pair's difference."""
+    from pisti_env.agents import make_player
+    from training.harness.evaluate import baseline_margins
+
+    by_spec = baseline_margins("random", baselines=("greedy",), deals=6, seed=3)
+    report = evaluate(["random", "greedy"], deals=6, matches=0, seed=3, bootstrap=0)
+    assert by_spec["greedy"] == report["tables"][0]["pairs"][0]["score_diff"]
+    by_object = baseline_margins(make_player("random"), baselines=("greedy",), deals=6, seed=3)
+    assert by_object["greedy"]["mean"] == by_spec["greedy"]["mean"]
+    assert by_spec["greedy"]["mean"] < 0  # greedy beats random (R20 points go to the capturer)
+
+
+def test_baseline_margins_bad_input():
+    from training.harness.evaluate import baseline_margins
+
+    with pytest.raises(TypeError, match="player spec or a Player"):
+        baseline_margins(42, deals=2)
+    with pytest.raises(ValueError, match="also a baseline"):
+        baseline_margins("greedy", deals=2)
+    with pytest.raises(ValueError, match="single hands"):
+        baseline_margins("expert", deals=2, target=151)

@@ -5,29 +5,19 @@ vector env's own dependency), so it runs in the main suite."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import gymnasium
 import numpy as np
 import pytest
 import torch
 
-RECIPE = Path(__file__).resolve().parents[1] / "examples" / "cleanrl_ppo_vector.py"
+from helpers import example_module
 
 
 @pytest.fixture(scope="module")
 def recipe():
-    spec = importlib.util.spec_from_file_location("cleanrl_ppo_vector", RECIPE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(spec.name, None)
+    return example_module("cleanrl_ppo_vector")
 
 
 @pytest.fixture(autouse=True)

@@ -9,12 +9,10 @@ seat cannot see."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import random
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -29,8 +27,9 @@ from pisti_env.integrations import openspiel as os_pisti  # noqa: E402
 from pisti_env.rewards import side_difference  # noqa: E402
 from training.harness.evaluate import evaluate  # noqa: E402
 
+from helpers import example_module  # noqa: E402
+
 NAME = os_pisti.SHORT_NAME
-RECIPE = Path(__file__).resolve().parents[2] / "examples" / "openspiel_ismcts.py"
 GAMES = {
     "2p": {"players": 2},
     "3p": {"players": 3},
@@ -283,9 +282,7 @@ def test_import_pisti_env_does_not_import_open_spiel():
 
 
 def test_the_recipe_runs_to_the_end(capsys):
-    spec = importlib.util.spec_from_file_location("openspiel_ismcts", RECIPE)
-    recipe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(recipe)
+    recipe = example_module("openspiel_ismcts")
     game = recipe.load(3, bluff=True)
     recipe.check(game, sims=2)
     returns = recipe.play_hand(game, n=4, seed=1)  # OpenSpiel's bot through the state's resampler

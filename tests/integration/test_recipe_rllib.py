@@ -7,10 +7,8 @@ pins gymnasium); CI installs it."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,9 +26,8 @@ from pisti_env.integrations.rllib import (  # noqa: E402
 )
 from pisti_env.rewards import side_difference, win_rewards  # noqa: E402
 
-from helpers import cases  # noqa: E402
+from helpers import cases, example_module  # noqa: E402
 
-RECIPE = Path(__file__).resolve().parents[2] / "examples" / "rllib_ppo.py"
 
 # Every table (R3, R4, R27) and the rule variants (R14, R16, R17, R24–R29), hands and matches.
 VARIANTS = cases(
@@ -46,12 +43,6 @@ VARIANTS = cases(
     "3p 51",
 )
 
-
-def load_recipe():
-    spec = importlib.util.spec_from_file_location("rllib_ppo", RECIPE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def expected_returns(env: PistiMultiAgentEnv) -> dict[str, float]:
@@ -264,7 +255,7 @@ def test_rllib_ppo_is_legal_and_seat_returns_are_the_score_differences(ray_sessi
     """The recipe's config (and with 4 seats, where a seat is often rewarded before its first
     action: an opponent captures from the table, R10): RLlib's episodes and metrics hold every
     seat's score difference (R20–R23), summing to zero, and no action was illegal."""
-    recipe = load_recipe()
+    recipe = example_module("rllib_ppo")
     episodes = []
     RefereedEnv.actions = RefereedEnv.illegal = RefereedEnv.early_rewards = 0
     config = (

@@ -6,61 +6,24 @@ the hands' score differences, and the evaluation runs. Needs the ``sb3`` extra
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
-import gymnasium
 import numpy as np
 import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from pisti_env.rewards import side_difference  # noqa: E402
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
+from helpers import MaskReferee, example_module  # noqa: E402
 
 @pytest.fixture
-def recipe(monkeypatch):
-    monkeypatch.syspath_prepend(str(EXAMPLES))  # the recipe imports its sibling sb3_maskable_ppo.py
-    spec = importlib.util.spec_from_file_location("sb3_selfplay", EXAMPLES / "sb3_selfplay.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def recipe():
+    return example_module("sb3_selfplay")  # it imports its sibling sb3_maskable_ppo.py
 
-
-class Referee(gymnasium.Wrapper):
-    """Between the library and the env: checks each action against the mask the library was
-    shown, and per finished episode the return it saw against the hand's final difference."""
-
-    def __init__(self, env: gymnasium.Env) -> None:
-        super().__init__(env)
-        self.illegal, self.episodes, self.seats, self._return, self._mask = 0, [], set(), 0.0, None
-
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        self._return, self._mask = 0.0, obs["action_mask"].copy()
-        return obs, info
-
-    def step(self, action):
-        self.illegal += not self._mask[int(action)]
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        self._return += float(reward)
-        self._mask = obs["action_mask"].copy()
-        if terminated or truncated:
-            scores = self.env.unwrapped.aec.unwrapped.game.match_scores
-            self.episodes.append((self._return, side_difference(scores, info["side"])))
-            self.seats.add(info["seat"])
-        return obs, reward, terminated, truncated, info
-
-    def action_masks(self) -> np.ndarray:
-        return self.env.unwrapped.action_masks()
 
 
 def test_sb3_selfplay_recipe_trains_legally_against_its_snapshots_and_returns_are_score_differences(recipe):
     env, pool = recipe.make_env(pool_size=2, seed=3)
-    referee = Referee(env)
+    referee = MaskReferee(env, game_of=lambda env: env.unwrapped.aec.unwrapped.game)
     callback = recipe.SnapshotCallback(pool, every=128)
     model = recipe.train(referee, steps=640, seed=3, callback=callback, n_steps=128, batch_size=64, n_epochs=1)
     assert pool.added >= 4 and len(pool.snapshots) == 2
@@ -69,7 +32,7 @@ def test_sb3_selfplay_recipe_trains_legally_against_its_snapshots_and_returns_ar
     assert len(referee.episodes) >= 15 and referee.seats == {0, 1}
     for seen, final in referee.episodes:
         assert seen == pytest.approx(final, abs=1e-9)
-    results = importlib.import_module("sb3_maskable_ppo").margins(model, deals=4, seed=1)  # what report() prints
+    results = example_module("sb3_maskable_ppo").margins(model, deals=4, seed=1)  # what report() prints
     assert set(results) == {"random", "greedy"}
     assert all(math.isfinite(r["mean"]) for r in results.values())
 

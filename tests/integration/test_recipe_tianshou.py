@@ -7,10 +7,7 @@ its own (``credit_seats``), add up to every seat's final score difference too. N
 
 from __future__ import annotations
 
-import importlib
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,17 +20,13 @@ from tianshou.env import DummyVectorEnv, PettingZooEnv  # noqa: E402
 from pisti_env import pisti_v0  # noqa: E402
 from pisti_env.rewards import side_difference  # noqa: E402
 
-EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples")
+from helpers import example_module  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def recipe():
     """examples/tianshou_masked.py, imported by its name from examples/."""
-    sys.path.insert(0, EXAMPLES)
-    try:
-        yield importlib.import_module("tianshou_masked")
-    finally:
-        sys.path.remove(EXAMPLES)
+    return example_module("tianshou_masked")
 
 
 class Referee(PettingZooEnv):

@@ -186,6 +186,55 @@ def evaluate(
     return report
 
 
+BASELINES = ("random", "greedy")
+
+
+def baseline_margins(
+    player: Player | str,
+    *,
+    baselines: Sequence[str] = BASELINES,
+    deals: int = 2000,
+    seed: int = 0,
+    label: str = "trained",
+    **settings: Any,
+) -> dict[str, dict[str, float]]:
+    """A trained player's margin over each baseline: its mean score difference per hand, with
+    the 95% interval, on ``deals`` duplicate single-hand deals (each deal played from every
+    seating), one :func:`evaluate` table per baseline.
+
+    This is the figure every recipe in ``examples/`` reports. ``player`` is a player spec
+    (``"ismcts:n=100"``, a checkpoint path) or an object (a library's model wrapped as a
+    :class:`~pisti_env.agents.Player`), which sits at the table under ``label``; neither may be
+    a baseline's spec. ``settings`` are the game's (``num_players``,
+    ``partnerships``, variants; single hands, so ``target`` may only be ``None``). Returns ``{baseline: score_diff}`` with
+    the keys of the report's ``score_diff`` (``mean``, ``half_width``, …), from ``player``'s side.
+    """
+    if isinstance(player, str):
+        label = player
+    elif not isinstance(player, Player):
+        raise TypeError(f"player must be a player spec or a Player (reset/act), got {type(player).__name__}")
+    if label in baselines:
+        raise ValueError(f"{label!r} is also a baseline's spec: pick another label")
+    if settings.pop("target", None) is not None:
+        raise ValueError("baseline_margins plays single hands: target must be None (or left out)")
+    hand_settings = make_settings(target=None, **settings)
+
+    def loader(spec: str) -> Player:
+        if spec == label and not isinstance(player, str):
+            return player
+        return make_player(spec, settings=hand_settings)
+
+    margins = {}
+    for baseline in baselines:
+        report = evaluate([label, baseline], deals=deals, matches=0, seed=seed, bootstrap=0, loader=loader,
+                          **settings)
+        (pair,) = report["tables"][0]["pairs"]
+        if (pair["a"], pair["b"]) != (label, baseline):
+            raise RuntimeError(f"unexpected pair {pair['a']!r} vs {pair['b']!r} in the report")
+        margins[baseline] = pair["score_diff"]
+    return margins
+
+
 def write_outputs(report: dict[str, Any], out_dir: str) -> list[str]:
     """Write ``report.json``, ``ladder.png`` and ``heatmap.png`` into ``out_dir``; returns the paths."""
     from .plots import plot_heatmap, plot_ladder
