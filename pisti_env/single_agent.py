@@ -59,7 +59,7 @@ def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
-def _check_seat(seat: Any, num_players: int, what: str) -> int | None:
+def check_seat(seat: Any, num_players: int, what: str) -> int | None:
     if seat is None:
         return None
     if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)):
@@ -67,6 +67,19 @@ def _check_seat(seat: Any, num_players: int, what: str) -> int | None:
     if not 0 <= int(seat) < num_players:
         raise ValueError(f"{what} must be a seat 0..{num_players - 1} or None (drawn), got {int(seat)}")
     return int(seat)
+
+
+def check_reset_options(options: dict[str, Any] | None, num_players: int) -> tuple[dict[str, Any], int | None]:
+    """A single-learner env's ``reset`` options checked (:data:`RESET_OPTIONS`): returns them
+    as a dict and the learner's seat they ask for (``None``: fixed or drawn). ``TypeError`` for
+    options that are not a dict, ``ValueError`` for an unknown key or a bad seat."""
+    options = {} if options is None else options
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+    unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
+    return options, check_seat(options.get("seat"), num_players, "options['seat']")
 
 
 class PistiEnv(gymnasium.Env):
@@ -113,7 +126,7 @@ class PistiEnv(gymnasium.Env):
             raise ValueError(f"illegal_penalty must be negative (an illegal action must never pay), got {illegal_penalty}")
         self.settings = make_settings(**settings)
         n = self.settings.num_players
-        self.fixed_seat = _check_seat(seat, n, "seat")
+        self.fixed_seat = check_seat(seat, n, "seat")
         if partner is not None and not self.settings.partnerships:
             raise ValueError("partner is only for partnerships (4 players, partnerships=True); leave it None")
         self.render_mode = render_mode
@@ -154,14 +167,8 @@ class PistiEnv(gymnasium.Env):
         """Start an episode. ``options`` may hold ``"deck"`` (52·decks card ids or text codes,
         item 0 dealt first, R6), ``"dealer"`` and ``"seat"`` (the learner's seat this episode).
         A bad seed or option raises and leaves the env as it was."""
-        options = {} if options is None else options
-        if not isinstance(options, dict):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
+        options, seat = check_reset_options(options, self.settings.num_players)
         n = self.settings.num_players
-        seat = _check_seat(options.get("seat"), n, "options['seat']")
         seeder, game_seed = next_game_seed(seed, self._seeder)  # the game pisti_v0 deals for this seed
         game = Game(self.settings, seed=game_seed, deck=options.get("deck"), dealer=options.get("dealer"))
         if seat is None:

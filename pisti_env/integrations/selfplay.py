@@ -68,9 +68,7 @@ from ..actions import action_id
 from ..agents import Player, SeatView, as_player, view_for_agent
 from ..env import env as pisti_v0_env
 from ..rules import Settings
-from ..single_agent import _check_seat
-
-RESET_OPTIONS = ("deck", "dealer", "seat")
+from ..single_agent import check_reset_options, check_seat
 
 Policy = Callable[[dict], Any]
 """A policy snapshot: ``policy(observation) -> action`` on ``pisti_v0``'s Dict observation of
@@ -251,7 +249,7 @@ class SelfPlayEnv(gymnasium.Env):
         self.settings = raw.settings
         self.render_mode = raw.render_mode
         n = self.settings.num_players
-        self.fixed_seat = _check_seat(seat, n, "seat")
+        self.fixed_seat = check_seat(seat, n, "seat")
         if partner is not None and not self.settings.partnerships:
             raise ValueError("partner is only for partnerships (4 players, partnerships=True); leave it None")
         agent0 = raw.possible_agents[0]
@@ -286,14 +284,8 @@ class SelfPlayEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Reset ``pisti_v0`` and play the other seats up to the learner's first decision.
         A bad seed or option raises and leaves the env as it was."""
-        options = {} if options is None else options
-        if not isinstance(options, dict):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
+        options, seat = check_reset_options(options, self.settings.num_players)
         n = self.settings.num_players
-        seat = _check_seat(options.get("seat"), n, "options['seat']")
         aec_options = {k: options[k] for k in ("deck", "dealer") if k in options}
         self.aec.reset(seed=seed, options=aec_options)  # raises on a bad seed, deck or dealer
         super().reset(seed=seed)  # np_random: the seat draw and the players' seeds, as PistiEnv
