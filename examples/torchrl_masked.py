@@ -1,0 +1,244 @@
+"""Train one masked PPO policy for every seat of ``pisti_v0`` with TorchRL, then measure it on
+duplicate deals with the evaluation harness.
+
+    pip install -e ".[torchrl]"
+    python examples/torchrl_masked.py --frames 300000
+
+TorchRL's ``PettingZooWrapper(use_mask=True)`` steps the turn-based (AEC) ``pisti_v0`` as it
+is. ``group_map`` puts every seat in one group, ``"agents"``, so one network plays them all
+(self-play): each step the group's tensordict holds every seat's observation, its
+``action_mask`` (the legal cards of the seat to move, all ones for the others) and ``mask``
+(True for the seat to move only).
+
+Rewards: after every play the wrapper reads ``pisti_v0``'s ``rewards``, which hold the change
+of *every* seat's score difference at that play (R30), the last play of the episode included.
+So each seat's rewards over an episode add up to its final score difference, also for the
+points it wins or loses on the other seats' plays; nothing needs re-crediting (the recipe's
+test checks it on every episode).
+
+The loop, in the spirit of TorchRL's multi-agent PPO tutorial:
+
+* the actor is an MLP whose logits feed :class:`torchrl.modules.MaskedCategorical` with the
+  group's ``action_mask``, so it only ever samples a legal card for the seat to move;
+* a ``Collector`` gathers ``frames_per_batch`` plays (all seats together) per batch;
+* GAE (``gamma``, ``lmbda``) runs along each seat's own row of the batch, every play of the
+  game being a step for every seat, so a seat's advantage sees the rewards it gets on the
+  other seats' plays;
+* ``ClipPPOLoss`` trains the actor on the seat that moved only (its ``loss_mask_key`` is the
+  group's ``mask``: the other seats' sampled actions were never played); the critic learns the
+  value of every seat's observation at every step (each is a state that seat is really in,
+  and GAE reads all of them).
+
+At the end the policy plays ``pisti-eval``'s duplicate deals against ``random`` and
+``greedy`` through the harness API, as its greedy (most probable legal card) player.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from typing import Any, Callable, Sequence
+
+import torch
+from pettingzoo import AECEnv
+from tensordict import TensorDict, TensorDictBase
+from tensordict.nn import TensorDictModule
+from torch import nn
+from torchrl.collectors import Collector
+from torchrl.envs import ExplorationType, set_exploration_type
+from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+from torchrl.modules import MaskedCategorical, ProbabilisticActor
+from torchrl.objectives import ClipPPOLoss, ValueEstimators
+
+import pisti_env
+from pisti_env.agents import SeatView, make_player
+from training.harness.evaluate import evaluate
+
+GROUP = "agents"  # the one group every seat belongs to: one policy for all seats
+OBS = (GROUP, "observation", "observation")  # pisti_v0's Dict observation keeps its inner key
+
+# PPO's settings (see train()'s docstring for what each one does).
+DEFAULTS: dict[str, Any] = dict(
+    frames_per_batch=4800,
+    epochs=4,
+    minibatch_size=480,
+    learning_rate=3e-4,
+    clip_epsilon=0.2,
+    entropy_coeff=0.01,
+    gamma=1.0,
+    lmbda=0.95,
+    max_grad_norm=1.0,
+    hidden=256,
+)
+
+
+def make_env(aec: AECEnv | None = None, seed: int = 0) -> PettingZooWrapper:
+    """``pisti_v0`` (default: 2 players, single hands) as a TorchRL env with every seat in one
+    group. Pass your own ``aec`` for other settings, e.g. ``pisti_env.env(num_players=4)``."""
+    if aec is None:
+        aec = pisti_env.env(num_players=2, target=None)
+    with warnings.catch_warnings():
+        # TorchRL warns that it tests against PettingZoo 1.24.3; this recipe's test runs it on ours.
+        warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
+        return PettingZooWrapper(env=aec, use_mask=True, group_map={GROUP: list(aec.possible_agents)}, seed=seed)
+
+
+def make_modules(env: PettingZooWrapper, hidden: int) -> tuple[ProbabilisticActor, TensorDictModule]:
+    """The masked actor and the critic, two MLPs shared by every seat of the group."""
+    obs_size = env.observation_spec[OBS].shape[-1]
+    num_actions = env.full_action_spec[GROUP, "action"].space.n
+
+    def mlp(out: int) -> nn.Sequential:
+        return nn.Sequential(nn.Linear(obs_size, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, out))
+
+    logits = TensorDictModule(mlp(num_actions), in_keys=[OBS], out_keys=[(GROUP, "logits")])
+    actor = ProbabilisticActor(
+        logits,
+        in_keys={"logits": (GROUP, "logits"), "mask": (GROUP, "action_mask")},
+        out_keys=[(GROUP, "action")],
+        distribution_class=MaskedCategorical,
+        return_log_prob=True,
+        log_prob_key=(GROUP, "action_log_prob"),
+    )
+    critic = TensorDictModule(mlp(1), in_keys=[OBS], out_keys=[(GROUP, "state_value")])
+    return actor, critic
+
+
+def train(
+    env: PettingZooWrapper,
+    frames: int,
+    seed: int = 0,
+    on_batch: Callable[[TensorDictBase], None] | None = None,
+    **ppo: Any,
+) -> ProbabilisticActor:
+    """Self-play PPO on ``env`` for ``frames`` plays (all seats together); returns the actor.
+
+    ``on_batch`` (optional) sees every batch the collector gathered, before learning from it.
+    ``ppo`` overrides :data:`DEFAULTS`:
+
+    * ``frames_per_batch``: plays collected per batch (4800 = 100 two-player hands).
+    * ``epochs``: passes of PPO over each batch.
+    * ``minibatch_size``: plays per gradient step.
+    * ``learning_rate``: Adam's step size, for actor and critic.
+    * ``clip_epsilon``: how far a step may move the probability ratio of a played card from 1.
+    * ``entropy_coeff``: weight of the entropy bonus (over the legal cards) that keeps play varied.
+    * ``gamma``: discount per play; 1 keeps a seat's return equal to its score difference.
+    * ``lmbda``: GAE's λ, from TD(0) (0) to Monte Carlo returns (1).
+    * ``max_grad_norm``: gradients are clipped to this norm.
+    * ``hidden``: width of the two hidden layers of each MLP.
+    """
+    unknown = sorted(set(ppo) - set(DEFAULTS))
+    if unknown:
+        raise TypeError(f"unknown PPO setting(s) {unknown}; known: {sorted(DEFAULTS)}")
+    cfg = {**DEFAULTS, **ppo}
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    actor, critic = make_modules(env, cfg["hidden"])
+    loss = ClipPPOLoss(
+        actor, critic, clip_epsilon=cfg["clip_epsilon"], entropy_coeff=cfg["entropy_coeff"], critic_coeff=None
+    )  # critic_coeff=None: ClipPPOLoss leaves the critic's loss to us (every seat, below)
+    loss.set_keys(
+        action=(GROUP, "action"), sample_log_prob=(GROUP, "action_log_prob"), value=(GROUP, "state_value"),
+        reward=(GROUP, "reward"), done=(GROUP, "done"), terminated=(GROUP, "terminated"),
+        advantage=(GROUP, "advantage"), value_target=(GROUP, "value_target"),
+    )
+    loss.loss_mask_key = (GROUP, "mask")  # actor and entropy terms: the seat that moved only
+    loss.make_value_estimator(ValueEstimators.GAE, gamma=cfg["gamma"], lmbda=cfg["lmbda"])
+    optimizer = torch.optim.Adam(loss.parameters(), lr=cfg["learning_rate"])
+    collector = Collector(
+        env, actor, frames_per_batch=cfg["frames_per_batch"], total_frames=frames,
+        auto_register_policy_transforms=False,  # the policy keeps no recurrent state
+    )
+
+    for batch in collector:
+        if on_batch is not None:
+            on_batch(batch)
+        with torch.no_grad():
+            loss.value_estimator(batch, params=loss.critic_network_params, target_params=loss.target_critic_network_params)
+        moved = batch[GROUP, "mask"]
+        advantage = batch[GROUP, "advantage"]
+        acting = advantage[moved]
+        batch[GROUP, "advantage"] = (advantage - acting.mean()) / (acting.std() + 1e-8)
+        batch = batch.reshape(-1)
+        for _ in range(cfg["epochs"]):
+            for index in torch.randperm(batch.shape[0], generator=generator).split(cfg["minibatch_size"]):
+                minibatch = batch[index]
+                terms = loss(minibatch)
+                value = critic(minibatch)[GROUP, "state_value"]
+                value_loss = (value - minibatch[GROUP, "value_target"]).pow(2).mean()
+                total = terms["loss_objective"] + terms["loss_entropy"] + 0.5 * value_loss
+                optimizer.zero_grad()
+                total.backward()
+                nn.utils.clip_grad_norm_(loss.parameters(), cfg["max_grad_norm"])
+                optimizer.step()
+        collector.update_policy_weights_()
+    collector.shutdown()
+    return actor
+
+
+class TorchRLPlayer:
+    """The trained actor as a harness player: the most probable legal card of ``act(view)``'s
+    observation (what the seat may know, R30), as ``pisti_v0`` would show it."""
+
+    name = "torchrl-ppo"
+
+    def __init__(self, actor: ProbabilisticActor) -> None:
+        self.actor = actor
+
+    def reset(self, seed: int | None = None) -> None:
+        """The player is deterministic: nothing to reseed."""
+
+    def act(self, view: SeatView) -> int:
+        observation = view.observation()
+        group = TensorDict(
+            {
+                "observation": {"observation": torch.as_tensor(observation["observation"])[None]},
+                "action_mask": torch.as_tensor(observation["action_mask"].astype(bool))[None],
+            },
+            batch_size=[1],
+        )
+        with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
+            out = self.actor(TensorDict({GROUP: group}))
+        return int(out[GROUP, "action"][0])
+
+
+def margins(actor: ProbabilisticActor, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
+    """The policy's mean score difference per hand (95% CI) against ``random`` and ``greedy``
+    on ``deals`` duplicate 2-player deals, each played once from either seat."""
+    player = TorchRLPlayer(actor)
+    settings = pisti_env.make_settings(num_players=2, target=None)
+
+    def loader(spec: str):
+        return player if spec == player.name else make_player(spec, settings=settings)
+
+    results = {}
+    for baseline in ("random", "greedy"):
+        report = evaluate([player.name, baseline], deals=deals, matches=0, seed=seed, bootstrap=0, loader=loader)
+        results[baseline] = report["tables"][0]["pairs"][0]["score_diff"]
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=300_000, help="plays to train for (all seats together)")
+    parser.add_argument("--frames-per-batch", type=int, default=DEFAULTS["frames_per_batch"], help="plays per PPO batch")
+    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--save", default=None, help="where to save the actor's state_dict (.pt)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+
+    start = time.perf_counter()
+    actor = train(make_env(seed=args.seed), args.frames, seed=args.seed, frames_per_batch=args.frames_per_batch)
+    seconds = time.perf_counter() - start
+    print(f"trained {args.frames:,} plays in {seconds:.0f} s ({args.frames / seconds:,.0f} steps/s)")
+    if args.save:
+        torch.save(actor.state_dict(), args.save)
+    for baseline, diff in margins(actor, args.deals, args.seed).items():
+        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
+
+
+if __name__ == "__main__":
+    main()

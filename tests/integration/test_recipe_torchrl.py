@@ -1,0 +1,127 @@
+"""The TorchRL recipe (examples/torchrl_masked.py) on a tiny budget: it runs to the end, every
+action the collector played was legal against the mask the policy was shown, and the rewards
+TorchRL saw add up, seat by seat, to the games' score differences (rewards on the other seats'
+plays and on the last play included). Needs the ``torchrl`` extra (``pip install -e
+".[torchrl]"``); CI installs it."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("torchrl")
+
+from pettingzoo.utils.wrappers import BaseWrapper  # noqa: E402
+
+import pisti_env  # noqa: E402
+from pisti_env.rewards import side_difference  # noqa: E402
+
+RECIPE = Path(__file__).resolve().parents[2] / "examples" / "torchrl_masked.py"
+
+
+def load_recipe():
+    spec = importlib.util.spec_from_file_location("torchrl_masked", RECIPE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Referee(BaseWrapper):
+    """Between TorchRL and ``pisti_v0``: at each game's end, every seat's final score
+    difference (R30) from the game itself."""
+
+    def __init__(self, env) -> None:
+        super().__init__(env)
+        self.finals: list[list[float]] = []
+
+    def step(self, action) -> None:
+        super().step(action)
+        if self.agents and all(self.terminations.values()):
+            game = self.unwrapped.game
+            side_of = game.settings.side_of
+            self.finals.append([side_difference(game.match_scores, side_of(s)) for s in range(len(self.agents))])
+
+
+class Ledger:
+    """What the collector saw, batch after batch: illegal actions of the seat to move (against
+    the ``action_mask`` it was shown) and each finished episode's reward sum per seat."""
+
+    def __init__(self, group: str, seats: int) -> None:
+        self.group, self.illegal, self.moves, self.episodes = group, 0, 0, []
+        self._running = torch.zeros(seats, dtype=torch.float64)
+
+    def __call__(self, batch) -> None:
+        batch = batch.reshape(-1)
+        group = batch[self.group]
+        moved = group["mask"]  # (T, seats): True for the seat that played
+        assert bool((moved.sum(-1) == 1).all()), "exactly one seat moves per step (turn-based)"
+        action, shown = group["action"], group["action_mask"]
+        legal = shown.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+        self.illegal += int((moved & ~legal).sum())
+        self.moves += int(moved.sum())
+        rewards = batch["next", self.group, "reward"].squeeze(-1).double()
+        done = batch["next", "done"].squeeze(-1)
+        for t in range(batch.shape[0]):
+            self._running += rewards[t]
+            if done[t]:
+                self.episodes.append(self._running.tolist())
+                self._running.zero_()
+
+
+def assert_same(episodes, finals) -> None:
+    assert len(episodes) == len(finals) and episodes
+    for seen, final in zip(episodes, finals):
+        assert seen == pytest.approx(final, abs=1e-4)  # float32 rewards
+
+
+def test_torchrl_recipe_trains_legally_and_its_rewards_add_up_to_the_score_differences():
+    torch.set_num_threads(1)
+    recipe = load_recipe()
+    referee = Referee(pisti_env.env(num_players=2, target=None, illegal_action="raise"))
+    env = recipe.make_env(referee, seed=3)
+    ledger = Ledger(recipe.GROUP, 2)
+    actor = recipe.train(
+        env, frames=960, seed=3, on_batch=ledger, frames_per_batch=480, minibatch_size=240, epochs=1, hidden=32
+    )
+    assert ledger.illegal == 0 and ledger.moves == 960
+    assert len(ledger.episodes) >= 15  # 48 plays a hand
+    assert_same(ledger.episodes, referee.finals)
+    results = recipe.margins(actor, deals=4, seed=1)
+    assert set(results) == {"random", "greedy"}
+    assert all(math.isfinite(r["mean"]) for r in results.values())
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(num_players=3, target=None),
+        dict(num_players=4, partnerships=True, target=None),
+        dict(num_players=2, target=None, bluff=True),  # R29: answers are turns of their own
+        dict(num_players=2, target=151),
+    ],
+    ids=["3p", "4p-partners", "bluff", "match"],
+)
+def test_torchrl_wrapper_credits_every_seat_its_rewards_R30(settings):
+    """Random legal play (TorchRL's masked ``rand_action``) through the recipe's env: the
+    rewards TorchRL records add up per seat to each game's score differences."""
+    recipe = load_recipe()
+    referee = Referee(pisti_env.env(illegal_action="raise", **settings))
+    env = recipe.make_env(referee, seed=5)
+    ledger = Ledger(recipe.GROUP, settings["num_players"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = env.rollout(1500, break_when_any_done=False)
+    ledger(data)
+    assert ledger.illegal == 0
+    assert_same(ledger.episodes, referee.finals)
+
+
+def test_train_refuses_unknown_settings():
+    recipe = load_recipe()
+    with pytest.raises(TypeError, match="unknown PPO setting"):
+        recipe.train(recipe.make_env(seed=0), frames=48, learning_rat=1e-3)
