@@ -2,7 +2,7 @@
 duplicate deals with the evaluation harness.
 
     pip install -e ".[torchrl]"
-    python examples/torchrl_masked.py --frames 300000
+    python examples/torchrl_masked.py --frames 120000
 
 TorchRL's ``PettingZooWrapper(use_mask=True)`` steps the turn-based (AEC) ``pisti_v0`` as it
 is. ``group_map`` puts every seat in one group, ``"agents"``, so one network plays them all
@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import torch
@@ -46,7 +47,7 @@ from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import TensorDictModule
 from torch import nn
 from torchrl.collectors import Collector
-from torchrl.envs import ExplorationType, set_exploration_type
+from torchrl.envs import EnvBase, ExplorationType, SerialEnv, set_exploration_type
 from torchrl.envs.libs.pettingzoo import PettingZooWrapper
 from torchrl.modules import MaskedCategorical, ProbabilisticActor
 from torchrl.objectives import ClipPPOLoss, ValueEstimators
@@ -60,7 +61,7 @@ OBS = (GROUP, "observation", "observation")  # pisti_v0's Dict observation keeps
 
 # PPO's settings (see train()'s docstring for what each one does).
 DEFAULTS: dict[str, Any] = dict(
-    frames_per_batch=4800,
+    frames_per_batch=2400,
     epochs=4,
     minibatch_size=480,
     learning_rate=3e-4,
@@ -73,18 +74,34 @@ DEFAULTS: dict[str, Any] = dict(
 )
 
 
-def make_env(aec: AECEnv | None = None, seed: int = 0) -> PettingZooWrapper:
-    """``pisti_v0`` (default: 2 players, single hands) as a TorchRL env with every seat in one
-    group. Pass your own ``aec`` for other settings, e.g. ``pisti_env.env(num_players=4)``."""
-    if aec is None:
-        aec = pisti_env.env(num_players=2, target=None)
+def _table(seed: int, wrap: Callable[[AECEnv], AECEnv] | None, settings: dict[str, Any]) -> PettingZooWrapper:
+    """One ``pisti_v0`` table as a TorchRL env, every seat in the group ``GROUP``."""
+    aec = pisti_env.env(**settings)
+    if wrap is not None:
+        aec = wrap(aec)
     with warnings.catch_warnings():
         # TorchRL warns that it tests against PettingZoo 1.24.3; this recipe's test runs it on ours.
         warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
         return PettingZooWrapper(env=aec, use_mask=True, group_map={GROUP: list(aec.possible_agents)}, seed=seed)
 
 
-def make_modules(env: PettingZooWrapper, hidden: int) -> tuple[ProbabilisticActor, TensorDictModule]:
+def make_env(
+    num_envs: int = 1, seed: int = 0, wrap: Callable[[AECEnv], AECEnv] | None = None, **settings: Any
+) -> EnvBase:
+    """``num_envs`` tables of ``pisti_env.env(**settings)`` (default: 2 players, single hands,
+    ``target=None``), table ``i`` seeded ``seed + i``. Several tables are stepped one after
+    another in this process (``SerialEnv``), so the policy acts for all of them in one call;
+    the batches then have shape ``(num_envs, plays)``. ``wrap``, if given, is applied to each
+    PettingZoo env before TorchRL wraps it (the recipe's test puts a referee there)."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+    settings = {"num_players": 2, "target": None, **settings}
+    if num_envs == 1:
+        return _table(seed, wrap, settings)
+    return SerialEnv(num_envs, [partial(_table, seed + i, wrap, settings) for i in range(num_envs)])
+
+
+def make_modules(env: EnvBase, hidden: int) -> tuple[ProbabilisticActor, TensorDictModule]:
     """The masked actor and the critic, two MLPs shared by every seat of the group."""
     obs_size = env.observation_spec[OBS].shape[-1]
     num_actions = env.full_action_spec[GROUP, "action"].space.n
@@ -106,18 +123,19 @@ def make_modules(env: PettingZooWrapper, hidden: int) -> tuple[ProbabilisticActo
 
 
 def train(
-    env: PettingZooWrapper,
+    env: EnvBase,
     frames: int,
     seed: int = 0,
     on_batch: Callable[[TensorDictBase], None] | None = None,
     **ppo: Any,
 ) -> ProbabilisticActor:
-    """Self-play PPO on ``env`` for ``frames`` plays (all seats together); returns the actor.
+    """Self-play PPO on ``env`` (from :func:`make_env`) for ``frames`` plays (all seats and
+    tables together); returns the actor.
 
     ``on_batch`` (optional) sees every batch the collector gathered, before learning from it.
     ``ppo`` overrides :data:`DEFAULTS`:
 
-    * ``frames_per_batch``: plays collected per batch (4800 = 100 two-player hands).
+    * ``frames_per_batch``: plays collected per batch (2400 = 50 two-player hands).
     * ``epochs``: passes of PPO over each batch.
     * ``minibatch_size``: plays per gradient step.
     * ``learning_rate``: Adam's step size, for actor and critic.
@@ -221,8 +239,9 @@ def margins(actor: ProbabilisticActor, deals: int, seed: int = 0) -> dict[str, d
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", type=int, default=300_000, help="plays to train for (all seats together)")
+    parser.add_argument("--frames", type=int, default=120_000, help="plays to train for (all seats together)")
     parser.add_argument("--frames-per-batch", type=int, default=DEFAULTS["frames_per_batch"], help="plays per PPO batch")
+    parser.add_argument("--envs", type=int, default=8, help="tables stepped together (SerialEnv)")
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
@@ -230,8 +249,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
-    start = time.perf_counter()
-    actor = train(make_env(seed=args.seed), args.frames, seed=args.seed, frames_per_batch=args.frames_per_batch)
+    start, seen = time.perf_counter(), [0]
+
+    def progress(batch: TensorDictBase) -> None:
+        seen[0] += batch.numel()
+        print(f"{seen[0]:,} plays, {time.perf_counter() - start:.0f} s", flush=True)
+
+    actor = train(
+        make_env(args.envs, seed=args.seed), args.frames, seed=args.seed, on_batch=progress, frames_per_batch=args.frames_per_batch
+    )
     seconds = time.perf_counter() - start
     print(f"trained {args.frames:,} plays in {seconds:.0f} s ({args.frames / seconds:,.0f} steps/s)")
     if args.save:

@@ -48,17 +48,19 @@ class Referee(BaseWrapper):
 
 
 class Ledger:
-    """What the collector saw, batch after batch: illegal actions of the seat to move (against
-    the ``action_mask`` it was shown) and each finished episode's reward sum per seat."""
+    """What the collector saw, batch after batch, table by table: illegal actions of the seat to
+    move (against the ``action_mask`` it was shown) and each finished episode's reward sum per
+    seat."""
 
-    def __init__(self, group: str, seats: int) -> None:
-        self.group, self.illegal, self.moves, self.episodes = group, 0, 0, []
-        self._running = torch.zeros(seats, dtype=torch.float64)
+    def __init__(self, group: str, tables: int, seats: int) -> None:
+        self.group, self.illegal, self.moves = group, 0, 0
+        self.episodes: list[list[list[float]]] = [[] for _ in range(tables)]
+        self._running = torch.zeros(tables, seats, dtype=torch.float64)
 
     def __call__(self, batch) -> None:
-        batch = batch.reshape(-1)
+        batch = batch.reshape(-1, batch.shape[-1])  # (tables, plays)
         group = batch[self.group]
-        moved = group["mask"]  # (T, seats): True for the seat that played
+        moved = group["mask"]  # (tables, plays, seats): True for the seat that played
         assert bool((moved.sum(-1) == 1).all()), "exactly one seat moves per step (turn-based)"
         action, shown = group["action"], group["action_mask"]
         legal = shown.gather(-1, action.unsqueeze(-1)).squeeze(-1)
@@ -66,62 +68,73 @@ class Ledger:
         self.moves += int(moved.sum())
         rewards = batch["next", self.group, "reward"].squeeze(-1).double()
         done = batch["next", "done"].squeeze(-1)
-        for t in range(batch.shape[0]):
-            self._running += rewards[t]
-            if done[t]:
-                self.episodes.append(self._running.tolist())
-                self._running.zero_()
+        for table, episodes in enumerate(self.episodes):
+            for t in range(batch.shape[1]):
+                self._running[table] += rewards[table, t]
+                if done[table, t]:
+                    episodes.append(self._running[table].tolist())
+                    self._running[table].zero_()
 
 
-def assert_same(episodes, finals) -> None:
-    assert len(episodes) == len(finals) and episodes
-    for seen, final in zip(episodes, finals):
-        assert seen == pytest.approx(final, abs=1e-4)  # float32 rewards
+def assert_same(ledger: Ledger, referees: list[Referee]) -> None:
+    referees = [r for r in referees if r.finals]  # SerialEnv also builds a table only to read its specs
+    assert len(ledger.episodes) == len(referees)
+    for episodes, referee in zip(ledger.episodes, referees):
+        assert len(episodes) == len(referee.finals) and episodes
+        for seen, final in zip(episodes, referee.finals):
+            assert seen == pytest.approx(final, abs=1e-4)  # float32 rewards
 
 
 def test_torchrl_recipe_trains_legally_and_its_rewards_add_up_to_the_score_differences():
     torch.set_num_threads(1)
     recipe = load_recipe()
-    referee = Referee(pisti_env.env(num_players=2, target=None, illegal_action="raise"))
-    env = recipe.make_env(referee, seed=3)
-    ledger = Ledger(recipe.GROUP, 2)
+    referees: list[Referee] = []
+
+    def referee(aec):
+        referees.append(Referee(aec))
+        return referees[-1]
+
+    env = recipe.make_env(2, seed=3, wrap=referee, illegal_action="raise")  # two tables (SerialEnv)
+    ledger = Ledger(recipe.GROUP, 2, 2)
     actor = recipe.train(
         env, frames=960, seed=3, on_batch=ledger, frames_per_batch=480, minibatch_size=240, epochs=1, hidden=32
     )
     assert ledger.illegal == 0 and ledger.moves == 960
-    assert len(ledger.episodes) >= 15  # 48 plays a hand
-    assert_same(ledger.episodes, referee.finals)
+    assert sum(map(len, ledger.episodes)) >= 15  # 48 plays a hand
+    assert_same(ledger, referees)
     results = recipe.margins(actor, deals=4, seed=1)
     assert set(results) == {"random", "greedy"}
     assert all(math.isfinite(r["mean"]) for r in results.values())
 
 
 @pytest.mark.parametrize(
-    "settings",
+    "settings, steps",
     [
-        dict(num_players=3, target=None),
-        dict(num_players=4, partnerships=True, target=None),
-        dict(num_players=2, target=None, bluff=True),  # R29: answers are turns of their own
-        dict(num_players=2, target=151),
+        (dict(num_players=3), 400),
+        (dict(num_players=4, partnerships=True), 400),
+        (dict(bluff=True), 400),  # R29: answers are turns of their own
+        (dict(target=151), 1200),  # a match: several hands, rewards on the way
     ],
     ids=["3p", "4p-partners", "bluff", "match"],
 )
-def test_torchrl_wrapper_credits_every_seat_its_rewards_R30(settings):
+def test_torchrl_wrapper_credits_every_seat_its_rewards_R30(settings, steps):
     """Random legal play (TorchRL's masked ``rand_action``) through the recipe's env: the
     rewards TorchRL records add up per seat to each game's score differences."""
     recipe = load_recipe()
-    referee = Referee(pisti_env.env(illegal_action="raise", **settings))
-    env = recipe.make_env(referee, seed=5)
-    ledger = Ledger(recipe.GROUP, settings["num_players"])
+    referees: list[Referee] = []
+    env = recipe.make_env(seed=5, wrap=lambda aec: referees.append(Referee(aec)) or referees[-1], illegal_action="raise", **settings)
+    ledger = Ledger(recipe.GROUP, 1, settings.get("num_players", 2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        data = env.rollout(1500, break_when_any_done=False)
+        data = env.rollout(steps, break_when_any_done=False)
     ledger(data)
     assert ledger.illegal == 0
-    assert_same(ledger.episodes, referee.finals)
+    assert_same(ledger, referees)
 
 
 def test_train_refuses_unknown_settings():
     recipe = load_recipe()
     with pytest.raises(TypeError, match="unknown PPO setting"):
         recipe.train(recipe.make_env(seed=0), frames=48, learning_rat=1e-3)
+    with pytest.raises(ValueError, match="num_envs"):
+        recipe.make_env(0)
