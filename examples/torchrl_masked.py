@@ -2,7 +2,7 @@
 duplicate deals with the evaluation harness.
 
     pip install -e ".[torchrl]"
-    python examples/torchrl_masked.py --frames 120000
+    python examples/torchrl_masked.py --frames 84000
 
 TorchRL's ``PettingZooWrapper(use_mask=True)`` steps the turn-based (AEC) ``pisti_v0`` as it
 is. ``group_map`` puts every seat in one group, ``"agents"``, so one network plays them all
@@ -67,6 +67,7 @@ DEFAULTS: dict[str, Any] = dict(
     learning_rate=3e-4,
     clip_epsilon=0.2,
     entropy_coeff=0.01,
+    value_coeff=0.5,
     gamma=1.0,
     lmbda=0.95,
     max_grad_norm=1.0,
@@ -141,6 +142,7 @@ def train(
     * ``learning_rate``: Adam's step size, for actor and critic.
     * ``clip_epsilon``: how far a step may move the probability ratio of a played card from 1.
     * ``entropy_coeff``: weight of the entropy bonus (over the legal cards) that keeps play varied.
+    * ``value_coeff``: weight of the critic's squared error (every seat, every play) in the loss.
     * ``gamma``: discount per play; 1 keeps a seat's return equal to its score difference.
     * ``lmbda``: GAE's λ, from TD(0) (0) to Monte Carlo returns (1).
     * ``max_grad_norm``: gradients are clipped to this norm.
@@ -185,7 +187,7 @@ def train(
                 terms = loss(minibatch)
                 value = critic(minibatch)[GROUP, "state_value"]
                 value_loss = (value - minibatch[GROUP, "value_target"]).pow(2).mean()
-                total = terms["loss_objective"] + terms["loss_entropy"] + 0.5 * value_loss
+                total = terms["loss_objective"] + terms["loss_entropy"] + cfg["value_coeff"] * value_loss
                 optimizer.zero_grad()
                 total.backward()
                 nn.utils.clip_grad_norm_(loss.parameters(), cfg["max_grad_norm"])
@@ -239,7 +241,7 @@ def margins(actor: ProbabilisticActor, deals: int, seed: int = 0) -> dict[str, d
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", type=int, default=120_000, help="plays to train for (all seats together)")
+    parser.add_argument("--frames", type=int, default=84_000, help="plays to train for (all seats together)")
     parser.add_argument("--frames-per-batch", type=int, default=DEFAULTS["frames_per_batch"], help="plays per PPO batch")
     parser.add_argument("--envs", type=int, default=8, help="tables stepped together (SerialEnv)")
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")

@@ -47,6 +47,16 @@ class Referee(BaseWrapper):
             self.finals.append([side_difference(game.match_scores, side_of(s)) for s in range(len(self.agents))])
 
 
+def refereeing(referees: list[Referee]):
+    """A ``wrap`` for the recipe's ``make_env``: each table gets a referee, kept in ``referees``."""
+
+    def wrap(aec):
+        referees.append(Referee(aec))
+        return referees[-1]
+
+    return wrap
+
+
 class Ledger:
     """What the collector saw, batch after batch, table by table: illegal actions of the seat to
     move (against the ``action_mask`` it was shown) and each finished episode's reward sum per
@@ -89,12 +99,7 @@ def test_torchrl_recipe_trains_legally_and_its_rewards_add_up_to_the_score_diffe
     torch.set_num_threads(1)
     recipe = load_recipe()
     referees: list[Referee] = []
-
-    def referee(aec):
-        referees.append(Referee(aec))
-        return referees[-1]
-
-    env = recipe.make_env(2, seed=3, wrap=referee, illegal_action="raise")  # two tables (SerialEnv)
+    env = recipe.make_env(2, seed=3, wrap=refereeing(referees), illegal_action="raise")  # two tables (SerialEnv)
     ledger = Ledger(recipe.GROUP, 2, 2)
     actor = recipe.train(
         env, frames=960, seed=3, on_batch=ledger, frames_per_batch=480, minibatch_size=240, epochs=1, hidden=32
@@ -122,7 +127,7 @@ def test_torchrl_wrapper_credits_every_seat_its_rewards_R30(settings, steps):
     rewards TorchRL records add up per seat to each game's score differences."""
     recipe = load_recipe()
     referees: list[Referee] = []
-    env = recipe.make_env(seed=5, wrap=lambda aec: referees.append(Referee(aec)) or referees[-1], illegal_action="raise", **settings)
+    env = recipe.make_env(seed=5, wrap=refereeing(referees), illegal_action="raise", **settings)
     ledger = Ledger(recipe.GROUP, 1, settings.get("num_players", 2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
