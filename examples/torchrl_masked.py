@@ -43,11 +43,11 @@ from typing import Any, Callable, Sequence
 
 import torch
 from pettingzoo import AECEnv
-from tensordict import TensorDict, TensorDictBase
+from tensordict import TensorDictBase
 from tensordict.nn import TensorDictModule
 from torch import nn
 from torchrl.collectors import Collector
-from torchrl.envs import EnvBase, ExplorationType, SerialEnv, set_exploration_type
+from torchrl.envs import EnvBase, SerialEnv
 from torchrl.envs.libs.pettingzoo import PettingZooWrapper
 from torchrl.modules import MaskedCategorical, ProbabilisticActor
 from torchrl.objectives import ClipPPOLoss, ValueEstimators
@@ -199,28 +199,24 @@ def train(
 
 class TorchRLPlayer:
     """The trained actor as a harness player: the most probable legal card of ``act(view)``'s
-    observation (what the seat may know, R30), as ``pisti_v0`` would show it."""
+    observation (what the seat may know, R30), as ``pisti_v0`` would show it. This is the mode
+    of the actor's ``MaskedCategorical``, computed on its logits network directly (``actor[0]``)
+    without building tensordicts, which keeps the evaluation's ~200k decisions quick."""
 
     name = "torchrl-ppo"
 
     def __init__(self, actor: ProbabilisticActor) -> None:
-        self.actor = actor
+        self.network = actor[0].module  # the MLP that gives the logits
 
     def reset(self, seed: int | None = None) -> None:
         """The player is deterministic: nothing to reseed."""
 
     def act(self, view: SeatView) -> int:
         observation = view.observation()
-        group = TensorDict(
-            {
-                "observation": {"observation": torch.as_tensor(observation["observation"])[None]},
-                "action_mask": torch.as_tensor(observation["action_mask"].astype(bool))[None],
-            },
-            batch_size=[1],
-        )
-        with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
-            out = self.actor(TensorDict({GROUP: group}))
-        return int(out[GROUP, "action"][0])
+        with torch.no_grad():
+            logits = self.network(torch.as_tensor(observation["observation"]))
+        logits[torch.as_tensor(observation["action_mask"] == 0)] = -torch.inf
+        return int(logits.argmax())
 
 
 def margins(actor: ProbabilisticActor, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:

@@ -143,3 +143,33 @@ def test_train_refuses_unknown_settings():
         recipe.train(recipe.make_env(seed=0), frames=48, learning_rat=1e-3)
     with pytest.raises(ValueError, match="num_envs"):
         recipe.make_env(0)
+
+
+def test_harness_player_plays_the_actors_masked_mode():
+    """``TorchRLPlayer`` (the logits network, illegal cards masked, argmax) picks what the
+    TorchRL actor itself picks deterministically, and only legal cards."""
+    from tensordict import TensorDict
+    from torchrl.envs import ExplorationType, set_exploration_type
+
+    from pisti_env import Game, make_settings
+    from pisti_env.agents import SeatView
+
+    recipe = load_recipe()
+    torch.manual_seed(0)
+    actor, _ = recipe.make_modules(recipe.make_env(seed=0), hidden=32)
+    player = recipe.TorchRLPlayer(actor)
+    game = Game(make_settings(num_players=2, target=None), seed=4)
+    while not game.done:
+        observation = SeatView(game, game.turn).observation()
+        action = player.act(SeatView(game, game.turn))
+        group = TensorDict(
+            {
+                "observation": {"observation": torch.as_tensor(observation["observation"])[None]},
+                "action_mask": torch.as_tensor(observation["action_mask"] == 1)[None],
+            },
+            batch_size=[1],
+        )
+        with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
+            expected = int(actor(TensorDict({recipe.GROUP: group}))[recipe.GROUP, "action"][0])
+        assert action == expected and observation["action_mask"][action] == 1
+        game.step(action)
