@@ -2,7 +2,7 @@
 duplicate deals with the evaluation harness.
 
     pip install -e ".[torchrl]"
-    python examples/torchrl_masked.py --frames 72000
+    python examples/torchrl_masked.py --frames 240000
 
 TorchRL's ``PettingZooWrapper(use_mask=True)`` steps the turn-based (AEC) ``pisti_v0`` as it
 is. ``group_map`` puts every seat in one group, ``"agents"``, so one network plays them all
@@ -237,7 +237,7 @@ def margins(actor: ProbabilisticActor, deals: int, seed: int = 0) -> dict[str, d
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", type=int, default=72_000, help="plays to train for (all seats together)")
+    parser.add_argument("--frames", type=int, default=240_000, help="plays to train for (all seats together)")
     parser.add_argument("--frames-per-batch", type=int, default=DEFAULTS["frames_per_batch"], help="plays per PPO batch")
     parser.add_argument("--envs", type=int, default=8, help="tables stepped together (SerialEnv)")
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
