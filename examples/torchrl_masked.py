@@ -53,8 +53,8 @@ from torchrl.modules import MaskedCategorical, ProbabilisticActor
 from torchrl.objectives import ClipPPOLoss, ValueEstimators
 
 import pisti_env
-from pisti_env.agents import SeatView, make_player
-from training.harness.evaluate import evaluate
+from pisti_env.agents import SeatView
+from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
 GROUP = "agents"  # the one group every seat belongs to: one policy for all seats
 OBS = (GROUP, "observation", "observation")  # pisti_v0's Dict observation keeps its inner key
@@ -222,17 +222,7 @@ class TorchRLPlayer:
 def margins(actor: ProbabilisticActor, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
     """The policy's mean score difference per hand (95% CI) against ``random`` and ``greedy``
     on ``deals`` duplicate 2-player deals, each played once from either seat."""
-    player = TorchRLPlayer(actor)
-    settings = pisti_env.make_settings(num_players=2, target=None)
-
-    def loader(spec: str):
-        return player if spec == player.name else make_player(spec, settings=settings)
-
-    results = {}
-    for baseline in ("random", "greedy"):
-        report = evaluate([player.name, baseline], deals=deals, matches=0, seed=seed, bootstrap=0, loader=loader)
-        results[baseline] = report["tables"][0]["pairs"][0]["score_diff"]
-    return results
+    return baseline_margins(TorchRLPlayer(actor), deals=deals, seed=seed, num_players=2)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -6,10 +6,8 @@ plays and on the last play included). Needs the ``torchrl`` extra (``pip install
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import warnings
-from pathlib import Path
 
 import pytest
 import torch
@@ -18,17 +16,9 @@ pytest.importorskip("torchrl")
 
 from pettingzoo.utils.wrappers import BaseWrapper  # noqa: E402
 
-import pisti_env  # noqa: E402
 from pisti_env.rewards import side_difference  # noqa: E402
 
-RECIPE = Path(__file__).resolve().parents[2] / "examples" / "torchrl_masked.py"
-
-
-def load_recipe():
-    spec = importlib.util.spec_from_file_location("torchrl_masked", RECIPE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from helpers import example_module  # noqa: E402
 
 
 class Referee(BaseWrapper):
@@ -97,7 +87,7 @@ def assert_same(ledger: Ledger, referees: list[Referee]) -> None:
 
 def test_torchrl_recipe_trains_legally_and_its_rewards_add_up_to_the_score_differences():
     torch.set_num_threads(1)
-    recipe = load_recipe()
+    recipe = example_module("torchrl_masked")
     referees: list[Referee] = []
     env = recipe.make_env(2, seed=3, wrap=refereeing(referees), illegal_action="raise")  # two tables (SerialEnv)
     ledger = Ledger(recipe.GROUP, 2, 2)
@@ -125,7 +115,7 @@ def test_torchrl_recipe_trains_legally_and_its_rewards_add_up_to_the_score_diffe
 def test_torchrl_wrapper_credits_every_seat_its_rewards_R30(settings, steps):
     """Random legal play (TorchRL's masked ``rand_action``) through the recipe's env: the
     rewards TorchRL records add up per seat to each game's score differences."""
-    recipe = load_recipe()
+    recipe = example_module("torchrl_masked")
     referees: list[Referee] = []
     env = recipe.make_env(seed=5, wrap=refereeing(referees), illegal_action="raise", **settings)
     ledger = Ledger(recipe.GROUP, 1, settings.get("num_players", 2))
@@ -138,7 +128,7 @@ def test_torchrl_wrapper_credits_every_seat_its_rewards_R30(settings, steps):
 
 
 def test_train_refuses_unknown_settings():
-    recipe = load_recipe()
+    recipe = example_module("torchrl_masked")
     with pytest.raises(TypeError, match="unknown PPO setting"):
         recipe.train(recipe.make_env(seed=0), frames=48, learning_rat=1e-3)
     with pytest.raises(ValueError, match="num_envs"):
@@ -154,7 +144,7 @@ def test_harness_player_plays_the_actors_masked_mode():
     from pisti_env import Game, make_settings
     from pisti_env.agents import SeatView
 
-    recipe = load_recipe()
+    recipe = example_module("torchrl_masked")
     torch.manual_seed(0)
     actor, _ = recipe.make_modules(recipe.make_env(seed=0), hidden=32)
     player = recipe.TorchRLPlayer(actor)
