@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from ..rules import Settings
 from .base import Agent, BatchedPlayer, Player, has_batched_form
+from .bluffer import BlufferAgent, challenger
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
 from .ismcts import IsmctsAgent
@@ -33,6 +34,8 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "expert": ExpertAgent,
     "pimc": PimcAgent,
     "ismcts": IsmctsAgent,  # OpenSpiel's IS-MCTS: needs the openspiel extra, imported when built
+    "bluffer": BlufferAgent,  # R29: claims face down whenever allowed
+    "challenger": challenger,  # bluffer's preset mirror: never claims, challenges every claim
 }
 # Constructor arguments the registry fills in itself, never taken from a spec.
 _GIVEN = ("seed", "settings")
@@ -154,8 +157,8 @@ def as_batched_player(spec: str | Player, role: str, hint: str = "", **kwargs: A
     player = as_player(spec, role, **kwargs)
     if not has_batched_form(player):
         raise ValueError(
-            f"{role} {spec!r} has no batched form (act_batch): 'random', 'greedy', a checkpoint path "
-            f"or a player object with act_batch have one{hint}"
+            f"{role} {spec!r} has no batched form (act_batch): 'random', 'greedy', 'bluffer', 'challenger', "
+            f"a checkpoint path or a player object with act_batch have one{hint}"
         )
     return player
 
