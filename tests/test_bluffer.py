@@ -203,3 +203,25 @@ def test_reproducible_with_a_seed():
     assert play(1) != play(2)
     assert repr(make_player("bluffer:answer=0.25")) == "BlufferAgent(claim=1.0, answer=0.25, card='cheapest')"
     assert isinstance(make_player("challenger"), BlufferAgent)
+
+
+def test_the_trainer_trains_against_them_on_the_batched_engine(tmp_path):
+    """A couple of PPO updates with only bluffer and challenger in the opponent pool (the
+    batched engine, bluff variant): their batched forms act legally there (R29)."""
+    import torch
+
+    from training.trainer.config import TrainConfig
+    from training.trainer.train import Trainer
+
+    config = TrainConfig.from_dict(dict(
+        num_envs=32, rollout_steps=32, total_steps=32 * 32 * 2, target=None, bluff=True, self_play_share=0.0,
+        baselines=("bluffer", "challenger:answer=0.5"), eval_every=0, checkpoint_every=0, torch_threads=1,
+        out_dir=str(tmp_path / "run"),
+    ))
+    torch.manual_seed(0)
+    trainer = Trainer(config)
+    for _ in range(trainer.num_updates):
+        trainer.train_update()
+    bluffer, challenger = trainer.pool.entries[:2]
+    assert (bluffer.name, challenger.name) == ("bluffer", "challenger:answer=0.5")
+    assert bluffer.games > 0 and challenger.games > 0
