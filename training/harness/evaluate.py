@@ -6,7 +6,7 @@ Examples::
     pisti-eval random greedy expert --ladder --deals 2000
     pisti-eval expert greedy --players 4 --matches 200 --target 151 --workers 2
 
-Players are baseline names (``random``, ``greedy``, ``expert``, ``pimc``, ``ismcts``, with options as
+Players are baseline names (``random``, ``greedy``, ``expert``, ``pimc``, ``bluffer``, ``challenger``, ``ismcts``, with options as
 ``pimc:n=32,rollout=random``) or checkpoint paths, built by the one registry
 (:func:`pisti_env.agents.make_player`; a checkpoint needs torch, read by the trainer's
 ``load_policy``). Two sides (2 players, or 4 in partnerships, R4) make a table of two
@@ -258,7 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pisti-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("players", nargs="+", help="baseline names (random, greedy, expert, pimc[:n=32], ismcts[:n=100] with the openspiel extra) or checkpoint paths")
+    parser.add_argument("players", nargs="+", help="baseline names (random, greedy, expert, pimc[:n=32], bluffer[:claim=1,answer=believe], challenger, ismcts[:n=100] with the openspiel extra) or checkpoint paths")
     parser.add_argument("--ladder", action="store_true",
                         help="round-robin ladder (implied when more players are given than a table holds)")
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per table (default 2000)")
