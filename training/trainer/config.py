@@ -43,6 +43,13 @@ class TrainConfig:
         privileged_value: the value network also reads the hidden information (other hands,
             the stock's contents; see :mod:`training.trainer.network`). It only shapes the advantages
             during training; the policy never sees it.
+        init_from: a checkpoint directory whose weights start the run (a warm start, e.g. a best
+            response starting from the policy it attacks): its policy network, and its value
+            network when it has one of this run's shape (a policy-only checkpoint has none: the
+            value network then starts fresh). It must be trained for the same game (every
+            setting but the match context) and have the same ``hidden_sizes``, else
+            :class:`~training.trainer.checkpoint.CheckpointError`. Optimizer, pool and counters
+            start fresh (``--resume`` is for continuing a run). ``None``: random initialisation.
 
     PPO
         learning_rate: Adam's step size at the start.
@@ -64,7 +71,8 @@ class TrainConfig:
 
     Opponents
         self_play_share: share of games where every seat is the current policy.
-        snapshot_every: updates between frozen snapshots of the policy added to the pool.
+        snapshot_every: updates between frozen snapshots of the policy added to the pool
+            (0 = none: the pool holds the baselines only, as in a best response).
         pool_size: the most snapshots kept (the oldest leaves first).
         baselines: the opponents the pool always holds: registry specs of players with a
             batched form (``random``, ``greedy``, or a checkpoint path).
@@ -104,6 +112,7 @@ class TrainConfig:
     hidden_sizes: tuple[int, ...] = (256, 256)
     value_hidden_sizes: tuple[int, ...] = (128, 128)
     privileged_value: bool = True
+    init_from: str | None = None
 
     learning_rate: float = 1e-3
     adam_eps: float = 1e-5

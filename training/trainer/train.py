@@ -23,7 +23,9 @@ import torch
 
 from pisti_env.batched import BatchedPisti, BatchState
 
-from .checkpoint import MODEL_FILE, TRAINER_FILE, CheckpointError, load_tensors, read_metadata, save_checkpoint
+from .checkpoint import (
+    MODEL_FILE, TRAINER_FILE, CheckpointError, check_settings, load_tensors, read_metadata, save_checkpoint,
+)
 from .config import TrainConfig
 from .network import ActorCritic, autocast, entropy, log_probs, resolve_precision
 from .policy import CheckpointPlayer
@@ -51,6 +53,8 @@ class Trainer:
             self.engine.observation_size, self.engine.encoder.layout.num_card_features, c.hidden_sizes,
             hidden_size, c.value_hidden_sizes, self.settings.num_actions,
         ).to(self.device)
+        if c.init_from is not None:
+            self._warm_start(c.init_from)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=c.learning_rate, eps=c.adam_eps)
         self.generator = torch.Generator(device=self.device).manual_seed(c.seed)
         self.pool = OpponentPool(
@@ -63,6 +67,33 @@ class Trainer:
         self.step = 0  # environment steps (moves) so far
         self.update = 0
         self.num_updates = max(1, c.total_steps // c.batch_decisions)
+
+    def _warm_start(self, directory: str | os.PathLike) -> None:
+        """Load ``init_from``'s policy weights (and value weights of this run's shape, if it has
+        them); see :class:`TrainConfig`. Raises :class:`CheckpointError` on another game or shape."""
+        from .policy import GAME_DEFINING
+
+        metadata = read_metadata(directory)
+        wanted = self.settings.to_dict()
+        check_settings(metadata, {k: wanted[k] for k in GAME_DEFINING}, directory)
+        hidden = [int(h) for h in metadata.get("hidden_sizes", [])]
+        if hidden != list(self.config.hidden_sizes):
+            raise CheckpointError(
+                f"{directory}: its policy has hidden_sizes {hidden}, this run builds {list(self.config.hidden_sizes)} "
+                f"(pass --hidden-sizes {' '.join(map(str, hidden))} to warm-start from it)"
+            )
+        weights = load_tensors(directory, MODEL_FILE, metadata)
+        expected = self.network.state_dict()
+        policy = {k: v for k, v in weights.items() if k.startswith("policy.")}
+        wanted_policy = {k for k in expected if k.startswith("policy.")}
+        if set(policy) != wanted_policy or any(policy[k].shape != expected[k].shape for k in policy):
+            raise CheckpointError(f"{directory}: its policy weights do not fit this run's policy network (observation size?)")
+        value = {k: v for k, v in weights.items() if k.startswith("value.")}
+        if set(value) != {k for k in expected if k.startswith("value.")} or any(
+            value[k].shape != expected[k].shape for k in value
+        ):
+            value = {}  # a policy-only checkpoint (or another value shape): the value network starts fresh
+        self.network.load_state_dict({**expected, **policy, **value})
 
     # ------------------------------------------------------------------ one update
     def train_update(self) -> dict[str, float]:
