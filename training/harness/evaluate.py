@@ -200,14 +200,16 @@ def baseline_margins(
 ) -> dict[str, dict[str, float]]:
     """A trained player's margin over each baseline: its mean score difference per hand, with
     the 95% interval, on ``deals`` duplicate single-hand deals (each deal played from every
-    seating), one :func:`evaluate` table per baseline.
+    seating), one :func:`evaluate` table per baseline. The player holds one seat, or one side
+    with two sides (2 players, or 4 in partnerships, R4); the baseline holds every other.
 
-    This is the figure every recipe in ``examples/`` reports. ``player`` is a player spec
-    (``"ismcts:n=100"``, a checkpoint path) or an object (a library's model wrapped as a
-    :class:`~pisti_env.agents.Player`), which sits at the table under ``label``; neither may be
-    a baseline's spec. ``settings`` are the game's (``num_players``,
-    ``partnerships``, variants; single hands, so ``target`` may only be ``None``). Returns ``{baseline: score_diff}`` with
-    the keys of the report's ``score_diff`` (``mean``, ``half_width``, …), from ``player``'s side.
+    This is the figure every recipe in ``examples/`` reports, and ``pisti-exploit``'s edge.
+    ``player`` is a player spec (``"ismcts:n=100"``, a checkpoint path) or an object (a
+    library's model wrapped as a :class:`~pisti_env.agents.Player`), which sits at the table
+    under ``label``; neither may be a baseline's spec. ``settings`` are the game's
+    (``num_players``, ``partnerships``, variants; single hands, so ``target`` may only be
+    ``None``). Returns ``{baseline: score_diff}`` with the keys of the report's ``score_diff``
+    (``mean``, ``half_width``, …), from ``player``'s side.
     """
     if isinstance(player, str):
         label = player
@@ -218,6 +220,7 @@ def baseline_margins(
     if settings.pop("target", None) is not None:
         raise ValueError("baseline_margins plays single hands: target must be None (or left out)")
     hand_settings = make_settings(target=None, **settings)
+    others = 1 if hand_settings.num_sides == 2 else hand_settings.num_players - 1
 
     def loader(spec: str) -> Player:
         if spec == label and not isinstance(player, str):
@@ -226,11 +229,11 @@ def baseline_margins(
 
     margins = {}
     for baseline in baselines:
-        report = evaluate([label, baseline], deals=deals, matches=0, seed=seed, bootstrap=0, loader=loader,
-                          **settings)
-        (pair,) = report["tables"][0]["pairs"]
-        if (pair["a"], pair["b"]) != (label, baseline):
-            raise RuntimeError(f"unexpected pair {pair['a']!r} vs {pair['b']!r} in the report")
+        report = evaluate([label] + [baseline] * others, deals=deals, matches=0, seed=seed, bootstrap=0,
+                          loader=loader, **settings)
+        pair = next((p for p in report["tables"][0]["pairs"] if (p["a"], p["b"]) == (label, baseline)), None)
+        if pair is None:
+            raise RuntimeError(f"no {label!r} vs {baseline!r} pair in the report")
         margins[baseline] = pair["score_diff"]
     return margins
 

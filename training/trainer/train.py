@@ -84,15 +84,18 @@ class Trainer:
             )
         weights = load_tensors(directory, MODEL_FILE, metadata)
         expected = self.network.state_dict()
-        policy = {k: v for k, v in weights.items() if k.startswith("policy.")}
-        wanted_policy = {k for k in expected if k.startswith("policy.")}
-        if set(policy) != wanted_policy or any(policy[k].shape != expected[k].shape for k in policy):
+
+        def fitting(prefix: str) -> dict[str, torch.Tensor] | None:
+            """The checkpoint's weights of one network, if they fit this run's exactly."""
+            part = {k: v for k, v in weights.items() if k.startswith(prefix)}
+            if set(part) != {k for k in expected if k.startswith(prefix)}:
+                return None
+            return part if all(part[k].shape == expected[k].shape for k in part) else None
+
+        policy = fitting("policy.")
+        if policy is None:
             raise CheckpointError(f"{directory}: its policy weights do not fit this run's policy network (observation size?)")
-        value = {k: v for k, v in weights.items() if k.startswith("value.")}
-        if set(value) != {k for k in expected if k.startswith("value.")} or any(
-            value[k].shape != expected[k].shape for k in value
-        ):
-            value = {}  # a policy-only checkpoint (or another value shape): the value network starts fresh
+        value = fitting("value.") or {}  # a policy-only checkpoint (or another value shape): a fresh value network
         self.network.load_state_dict({**expected, **policy, **value})
 
     # ------------------------------------------------------------------ one update
