@@ -57,6 +57,26 @@ def test_r29_bluffer_claims_on_every_allowed_lone_card_and_bluffs_with_any_card(
     assert bluffs > claims // 2  # the card is any card: mostly a bluff
 
 
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_r29_bluffer_card_true_claims_only_with_the_lone_cards_rank_and_always_then(num_players):
+    """card=honest is the honest claimer: face down only with a card of the lone card's rank (a
+    Jack on a lone non-Jack is a bluff, R29), and always when it holds one."""
+    settings = _bluff(num_players)
+    honest = make_player("bluffer:card=honest", seed=1, settings=settings)
+    claims = declined = 0
+    for game, seat, view, action in _positions(settings, [honest, None], range(40)):
+        if seat % 2 or not any(_is_down(a) for a in view.legal_actions):
+            continue
+        holds_rank = any(RANK[c] == RANK[view.pile_top] for c in view.hand)
+        assert _is_down(action) == holds_rank, (game.history, action)
+        if _is_down(action):
+            claims += 1
+            assert RANK[action - FACE_DOWN] == RANK[view.pile_top]
+        else:
+            declined += 1
+    assert claims > 10 and declined > 10
+
+
 def test_r29_bluffer_with_claim_zero_never_claims_and_partial_rates_follow_the_option():
     settings = _bluff()
     never = make_player("bluffer:claim=0", seed=1, settings=settings)
@@ -136,7 +156,8 @@ def test_r29_batched_form_decides_like_the_python_one(num_players):
     settings = _bluff(num_players)
     encoder = pisti_env.ObservationEncoder(settings)
     gen = torch.Generator().manual_seed(0)
-    specs = ["bluffer", "challenger", "bluffer:answer=challenge", "bluffer:card=random,claim=0.5,answer=0.5"]
+    specs = ["bluffer", "challenger", "bluffer:answer=challenge", "bluffer:card=honest",
+             "bluffer:card=random,claim=0.5,answer=0.5"]
     players = {s: make_player(s, seed=0, settings=settings) for s in specs}
     assert all(has_batched_form(p) for p in players.values())
     checked = claims = answers = 0
@@ -182,7 +203,7 @@ def test_batched_form_in_the_trainer_pool():
         ("bluffer:answer=maybe", ValueError, r"answer must be one of \['believe', 'challenge'\]"),
         ("bluffer:answer=1.5", ValueError, "probability of challenging"),
         ("bluffer:answer=false", TypeError, "answer must be"),
-        ("bluffer:card=best", ValueError, r"card must be one of \['cheapest', 'random'\]"),
+        ("bluffer:card=best", ValueError, r"card must be one of \['cheapest', 'random', 'honest'\]"),
         ("challenger:colour=red", ValueError, "unknown option"),
     ],
 )

@@ -22,7 +22,7 @@ from numbers import Real
 from typing import TYPE_CHECKING
 
 from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..cards import NUM_CARD_IDS
+from ..cards import NUM_CARD_IDS, RANK
 from ..rules import Settings
 from .greedy import GreedyAgent, greedy_card
 from .view import SeatView
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import torch
 
 ANSWERS = ("believe", "challenge")
-CARD_CHOICES = ("cheapest", "random")
+CARD_CHOICES = ("cheapest", "random", "honest")
 
 
 def _probability(value: object, what: str, allowed: str) -> float:
@@ -58,7 +58,10 @@ class BlufferAgent(GreedyAgent):
         card: which card it plays face down. ``"cheapest"`` (default): the card it values least,
             greedy's discard choice (fewest points, Jacks last; ties at random). It does not
             look for a card of the lone card's rank, so the claim is true only by chance.
-            ``"random"``: any of its cards, uniformly.
+            ``"random"``: any of its cards, uniformly. ``"honest"``: only a card of the lone
+            card's rank (R29: a Jack on a lone non-Jack is not one), so every claim is true; it
+            claims only when it holds one. This honest claimer is the opponent against which
+            challenging every claim loses.
 
     Raises ``TypeError`` / ``ValueError`` for an option of the wrong type or value, naming the
     allowed ones.
@@ -100,8 +103,10 @@ class BlufferAgent(GreedyAgent):
         if legal[0] >= BELIEVE:  # R29: answering a claim
             return CHALLENGE if self._draw(self.challenge) else BELIEVE
         down = [a - FACE_DOWN for a in legal if FACE_DOWN <= a < BELIEVE]
+        if self.card == "honest" and down:
+            down = [c for c in down if RANK[c] == RANK[view.pile_top]]
         if down and self._draw(self.claim):
-            if self.card == "random":
+            if self.card != "cheapest":
                 return FACE_DOWN + down[self.rng.randrange(len(down))]
             # top=None: greedy's discard choice, the card it values least.
             return FACE_DOWN + greedy_card(down, None, 0, 0, view.settings, False, self.rng)
@@ -119,6 +124,10 @@ class BlufferAgent(GreedyAgent):
             return choice
         rows, device = mask.shape[0], mask.device
         down = mask[:, FACE_DOWN:BELIEVE]
+        if self.card == "honest":  # only cards of the lone card's rank (R29)
+            batched = self._batched
+            top_rank = batched.rank[observation[:, batched.layout["pile_top"]].argmax(1)]
+            down = down & (batched.rank[None, :] == top_rank[:, None])
         claims = down.any(1)
         if 0.0 < self.claim < 1.0:
             claims &= torch.rand(rows, generator=generator, device=device) < self.claim
