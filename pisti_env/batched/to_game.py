@@ -73,9 +73,9 @@ def to_games(
     if idx.numel() and not (0 <= int(idx.min()) and int(idx.max()) < B):
         raise ValueError(f"rows must be game indices 0..{B - 1}, got {idx.tolist()}")
     sub = take(state, idx)
-    where = (sub.code // CODE_WIDTH).tolist()
-    played_by = (sub.code % CODE_WIDTH).tolist()
-    fields = {name: getattr(sub, name).tolist() for name in _READ}
+    code = sub.code.cpu().numpy()  # numpy's tolist is the faster
+    where, played_by = (code // CODE_WIDTH).tolist(), (code % CODE_WIDTH).tolist()
+    fields = {name: getattr(sub, name).cpu().numpy().tolist() for name in _READ}
     return [
         _game(settings, {name: values[i] for name, values in fields.items()}, where[i], played_by[i], seed, int(idx[i]))
         for i in range(len(where))
