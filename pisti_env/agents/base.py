@@ -53,9 +53,26 @@ class BatchedPlayer(Player, Protocol):
         ...
 
 
+@runtime_checkable
+class StatePlayer(Player, Protocol):
+    """A player that chooses for games of the batched engine from the engine's state (through
+    the Python engine, :class:`~pisti_env.agents.python_batched.PythonPlayerBatched`)."""
+
+    def act_state(self, state: Any, rows: "torch.Tensor", generator: "torch.Generator") -> "torch.Tensor":
+        """One legal action for the seat to move in each game ``rows`` of ``state`` (a
+        :class:`~pisti_env.batched.state.BatchState`); ``generator`` seeds the random choices."""
+        ...
+
+
 def has_batched_form(player: Any) -> bool:
     """Whether ``player`` has a batched form (:meth:`BatchedPlayer.act_batch`)."""
     return callable(getattr(player, "act_batch", None))
+
+
+def needs_engine_state(player: Any) -> bool:
+    """Whether ``player`` acts on the batched engine's state (:meth:`StatePlayer.act_state`)
+    rather than on its observations."""
+    return callable(getattr(player, "act_state", None))
 
 
 class Agent:

@@ -20,7 +20,7 @@ import os
 from typing import Any, Callable
 
 from ..rules import Settings
-from .base import Agent, BatchedPlayer, Player, has_batched_form
+from .base import Agent, BatchedPlayer, Player, StatePlayer, has_batched_form, needs_engine_state
 from .bluffer import BlufferAgent, challenger
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
@@ -150,17 +150,34 @@ def as_player(spec: str | Player, role: str, **kwargs: Any) -> Player:
     )
 
 
-def as_batched_player(spec: str | Player, role: str, hint: str = "", **kwargs: Any) -> BatchedPlayer:
-    """:func:`as_player`, refusing a player without a batched form (``act_batch``) with a
-    ``ValueError`` (``hint`` ends its message): the batched engine's users (the trainer's pool,
-    the vector env) need one."""
+def as_batched_player(
+    spec: str | Player, role: str, hint: str = "", *, python_engine: bool = False, **kwargs: Any
+) -> BatchedPlayer | StatePlayer:
+    """:func:`as_player` for the batched engine's users.
+
+    A player with a batched form (``act_batch``: ``random``, ``greedy``, ``bluffer``,
+    ``challenger``, checkpoints) is returned as it is. Any other (``expert``, ``pimc``,
+    ``ismcts``, a player object) is, with ``python_engine=True``, wrapped in a
+    :class:`~pisti_env.agents.python_batched.PythonPlayerBatched`, which plays it through the
+    Python engine at Python speed and needs the engine's state (``act_state``, see
+    :func:`~pisti_env.agents.base.needs_engine_state`): only a caller that hands it the state
+    may ask for this (the trainer's pool does). Without ``python_engine`` such a player is
+    refused with a ``ValueError`` (``hint`` ends its message).
+
+    ``kwargs`` go to :func:`make_player`; their ``settings`` (default: the rules' defaults)
+    are the game the wrapper converts.
+    """
     player = as_player(spec, role, **kwargs)
-    if not has_batched_form(player):
-        raise ValueError(
-            f"{role} {spec!r} has no batched form (act_batch): 'random', 'greedy', 'bluffer', 'challenger', "
-            f"a checkpoint path or a player object with act_batch have one{hint}"
-        )
-    return player
+    if has_batched_form(player) or (python_engine and needs_engine_state(player)):
+        return player
+    if python_engine:
+        from .python_batched import PythonPlayerBatched
+
+        return PythonPlayerBatched(player, kwargs.get("settings") or Settings())
+    raise ValueError(
+        f"{role} {spec!r} has no batched form (act_batch): 'random', 'greedy', 'bluffer', 'challenger', "
+        f"a checkpoint path or a player object with act_batch have one{hint}"
+    )
 
 
 make_agent = make_player

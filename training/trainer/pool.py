@@ -1,10 +1,14 @@
 """The opponent pool of self-play: scripted baselines and frozen snapshots of the policy, each a
-player with a batched form (:func:`pisti_env.agents.has_batched_form`).
+player with a batched form (:func:`pisti_env.agents.has_batched_form`) or played through the
+Python engine.
 
 Every opponent maps a batch of observations and masks (exactly what ``BatchedPisti`` hands the
 seat to move) to one action per game, so it reads nothing a seat may not know (R30–R31). The
 baselines are built by the registry (:func:`pisti_env.agents.make_player`); a snapshot is a
-sampling :class:`~training.trainer.policy.CheckpointPlayer`.
+sampling :class:`~training.trainer.policy.CheckpointPlayer`. A baseline without a batched form
+(``expert``, ``pimc``, ...) is a :class:`~pisti_env.agents.python_batched.PythonPlayerBatched`:
+it reads the engine's state instead (converted to Python games, each seat's view only), at
+Python speed.
 
 :class:`OpponentPool` holds them with their record against the learner and draws the opponent
 of each new game by how well it still does against the learner.
@@ -17,6 +21,8 @@ from dataclasses import dataclass, field
 import torch
 
 from pisti_env.agents import BatchedPlayer, as_batched_player
+from pisti_env.agents.base import StatePlayer, needs_engine_state
+from pisti_env.batched import BatchState
 from pisti_env.rules import Settings
 
 from .network import PolicyNetwork
@@ -28,7 +34,7 @@ class Opponent:
     """One entry of the pool: a baseline or a frozen snapshot of the policy."""
 
     name: str
-    player: BatchedPlayer
+    player: BatchedPlayer | StatePlayer
     margin: float = 0.0  # the learner's recent mean score difference per episode against it
     games: int = 0
     snapshot: bool = False  # a frozen copy of the learner (saved with training checkpoints)
@@ -75,9 +81,10 @@ class OpponentPool:
         for spec in self.baselines:
             self.entries.append(Opponent(spec, self.baseline(spec)))
 
-    def baseline(self, spec: str) -> BatchedPlayer:
-        """The registry's player for ``spec``; it must have a batched form."""
-        return as_batched_player(spec, "pool opponent", settings=self.settings, device=str(self.device))
+    def baseline(self, spec: str) -> BatchedPlayer | StatePlayer:
+        """The registry's player for ``spec``: its batched form, else played through the Python
+        engine (:func:`pisti_env.agents.as_batched_player` with ``python_engine=True``)."""
+        return as_batched_player(spec, "pool opponent", python_engine=True, settings=self.settings, device=str(self.device))
 
     def record(self, index: int, learner_margin: float) -> None:
         """Record an episode of the learner against entry ``index``."""
@@ -110,6 +117,23 @@ class OpponentPool:
 
     @torch.no_grad()
     def act(
-        self, index: int, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator
+        self,
+        index: int,
+        observation: torch.Tensor,
+        mask: torch.Tensor,
+        generator: torch.Generator,
+        state: BatchState | None = None,
+        rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        return self.entries[index].player.act_batch(observation, mask, generator)
+        """Entry ``index``'s actions for a batch: from the ``observation`` and ``mask`` rows, or,
+        for a player through the Python engine, from games ``rows`` of the engine's ``state``
+        (which the caller must then give)."""
+        player = self.entries[index].player
+        if needs_engine_state(player):
+            if state is None or rows is None:
+                raise ValueError(
+                    f"pool opponent {self.entries[index].name!r} plays through the Python engine: "
+                    "pass the engine's state and the rows of the games"
+                )
+            return player.act_state(state, rows, generator)
+        return player.act_batch(observation, mask, generator)

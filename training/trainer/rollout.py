@@ -153,7 +153,7 @@ class SelfPlayCollector:
                     continue
                 rows = (controller == index).nonzero().squeeze(1)
                 with autocast(engine.device, self.precision):
-                    action[rows] = self.pool.act(index, obs[rows], mask[rows], self.generator)
+                    action[rows] = self.pool.act(index, obs[rows], mask[rows], self.generator, engine.state, rows)
             self.inference_seconds += time.perf_counter() - started
             st.mask[t] = mask
             st.action[t] = action
