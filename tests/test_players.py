@@ -76,15 +76,11 @@ def test_the_registry_refuses_a_checkpoint_for_another_game_and_options_on_a_pat
     make_player(str(CHECKPOINT), settings=pisti_env.make_settings(num_players=2, target=51))  # match context only
 
 
-def test_batched_greedy_needs_the_settings_and_the_pool_a_batched_form():
+def test_batched_greedy_needs_the_settings():
     import torch
-
-    from training.trainer.pool import OpponentPool
 
     with pytest.raises(ValueError, match="settings"):
         make_player("greedy").act_batch(torch.zeros(1, 1), torch.ones(1, 52, dtype=torch.bool), torch.Generator())
-    with pytest.raises(ValueError, match="batched form"):
-        OpponentPool(pisti_env.make_settings(num_players=2), ("random", "expert"), 4, 5.0, torch.device("cpu"))
 
 
 def test_pimc_takes_any_player_as_its_rollout():
