@@ -157,8 +157,8 @@ def save_checkpoint(
     """Write a checkpoint directory (see the module docstring); returns its path.
 
     The files are written and flushed in a fresh temporary directory beside ``directory``,
-    which is then renamed to ``directory`` (a symbolic link there is replaced in one rename;
-    an existing directory is moved aside first and removed after). ``metadata`` must hold
+    which is then renamed to ``directory`` (a symbolic link there is replaced in one rename, an
+    existing directory exchanged with it in one step where the system can, see :func:`_publish`). ``metadata`` must hold
     ``settings`` (the game settings), ``observation_size``, ``card_features`` and
     ``hidden_sizes``; the format fields and file hashes are added here.
     """
@@ -192,16 +192,37 @@ def save_checkpoint(
 
 
 def _publish(tmp: Path, target: Path) -> None:
-    """Move the complete directory ``tmp`` to ``target``: one rename, unless ``target`` is a
-    real directory already (then it is moved aside, replaced, and removed)."""
+    """Move the complete directory ``tmp`` to ``target`` in one atomic step: a rename, or
+    (``target`` a directory already) an exchange of the two (``renameat2``, Linux) after which
+    the old one is removed. Where the exchange is unsupported, the old directory is moved aside
+    first: a kill between the two renames leaves no ``target``, the old copy in
+    ``.NAME.old-*`` (removed by the next save)."""
     if target.is_dir() and not target.is_symlink():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        os.rename(target, old / "previous")
-        os.rename(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
+        if _exchange(tmp, target):
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+            os.rename(target, old / "previous")
+            os.rename(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(tmp, target)  # a link (or nothing) there: replaced in one step
     _fsync_dir(target.parent)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); ``False`` where the
+    system or the file system cannot."""
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    return False  # EINVAL / ENOSYS: not supported here (the fallback then renames)
 
 
 def run_checkpoint_name(update: int) -> str:
