@@ -68,7 +68,9 @@ def given_values(argv: Sequence[str]) -> dict[str, object]:
     parser = build_parser()
     names = [f.name for f in dataclasses.fields(TrainConfig) if f.name != "settings"]
     names += [f.name for f in dataclasses.fields(Settings)]
-    parser.set_defaults(**dict.fromkeys(names, argparse.SUPPRESS))
+    for action in parser._actions:  # (set_defaults would store the marker itself as a default)
+        if action.dest in names:
+            action.default = argparse.SUPPRESS  # a flag not given leaves no attribute
     args = parser.parse_args(argv)
     return values_of(args, [n for n in names if hasattr(args, n)])
 
