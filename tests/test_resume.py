@@ -15,7 +15,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from training.trainer.checkpoint import HISTORY, LATEST, CheckpointError, latest_run_checkpoint  # noqa: E402
+from training.trainer.checkpoint import (  # noqa: E402
+    HISTORY, LATEST, CheckpointError, latest_run_checkpoint, verify_checkpoint,
+)
 from training.trainer.cli import build_parser, main  # noqa: E402
 from training.trainer.config import RESUMABLE, TrainConfig  # noqa: E402
 from training.trainer.policy import load_policy  # noqa: E402
@@ -101,6 +103,16 @@ def test_the_run_keeps_its_newest_checkpoints_behind_a_link_every_reader_takes(t
     assert (out / LATEST).resolve().name == "update-000000004"
     resumed = run(config, resume=True, progress=False)
     assert resumed.update == 5 and rows(out) == [1, 2, 3, 4, 5]
+    assert sorted(p.name for p in (out / HISTORY).iterdir()) == [f"update-{u:09d}" for u in (3, 4, 5)]
+    assert verify_checkpoint(out / LATEST, trainer_state=True)["update"] == 5  # the damaged one replaced
+    # Resumed from an older checkpoint (the newer ones damaged), the first save removes the
+    # newer ones: they belong to a future the logs no longer hold.
+    for name in ("update-000000004", "update-000000005"):
+        (out / HISTORY / name / "model.safetensors").write_bytes(b"damaged")
+    extended = TrainConfig.from_dict({**config.to_dict(), "checkpoint_every": 2})
+    resumed = run(extended, resume=True, progress=False, resume_steps=7 * BATCH, resume_changes={"checkpoint_every": 2})
+    assert resumed.update == 7 and rows(out) == [1, 2, 3, 4, 5, 6, 7]
+    assert sorted(p.name for p in (out / HISTORY).iterdir()) == [f"update-{u:09d}" for u in (4, 6, 7)]
 
 
 def test_a_run_of_the_older_layout_resumes(tmp_path):

@@ -240,7 +240,8 @@ def publish_run_checkpoint(
 ) -> Path:
     """Save a run's checkpoint after ``update`` updates as ``OUT/checkpoints/update-N`` (complete
     before it gets that name), point ``OUT/checkpoint`` at it with one atomic rename of a
-    symbolic link, and remove all but the newest ``keep`` (at least 1). A kill at any instant
+    symbolic link, and remove all but the newest ``keep`` (at least 1; and any of a later
+    update, left when the run resumed from an older checkpoint). A kill at any instant
     leaves the previous checkpoint complete and ``OUT/checkpoint`` pointing at a complete one
     (the link names a checkpoint only once it is complete). Returns the new checkpoint's path."""
     out = Path(out)
@@ -248,7 +249,11 @@ def publish_run_checkpoint(
     history.mkdir(parents=True, exist_ok=True)
     path = save_checkpoint(history / run_checkpoint_name(update), model_state, metadata, trainer_state)
     _point_latest(out, path)
-    for old in run_checkpoints(out)[max(1, keep):]:
+    remove_strays(history)
+    # Newer ones than this are of a future the run left when it resumed from an older
+    # checkpoint (the newest was damaged): the logs no longer match them.
+    published = [p for p in run_checkpoints(out) if int(_RUN_NAME.match(p.name).group(1)) <= update]
+    for old in [p for p in run_checkpoints(out) if p not in published] + published[max(1, keep):]:
         if old != path:
             shutil.rmtree(old, ignore_errors=True)
     return path
