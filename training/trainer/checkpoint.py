@@ -36,6 +36,7 @@ import os
 import re
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -240,8 +241,7 @@ def publish_run_checkpoint(
 ) -> Path:
     """Save a run's checkpoint after ``update`` updates as ``OUT/checkpoints/update-N`` (complete
     before it gets that name), point ``OUT/checkpoint`` at it with one atomic rename of a
-    symbolic link, and remove all but the newest ``keep`` (at least 1; and any of a later
-    update, left when the run resumed from an older checkpoint). A kill at any instant
+    symbolic link, and remove all but the newest ``keep`` (:func:`prune_run_checkpoints`). A kill at any instant
     leaves the previous checkpoint complete and ``OUT/checkpoint`` pointing at a complete one
     (the link names a checkpoint only once it is complete). Returns the new checkpoint's path."""
     out = Path(out)
@@ -250,13 +250,29 @@ def publish_run_checkpoint(
     path = save_checkpoint(history / run_checkpoint_name(update), model_state, metadata, trainer_state)
     _point_latest(out, path)
     remove_strays(history)
-    # Newer ones than this are of a future the run left when it resumed from an older
-    # checkpoint (the newest was damaged): the logs no longer match them.
-    published = [p for p in run_checkpoints(out) if int(_RUN_NAME.match(p.name).group(1)) <= update]
-    for old in [p for p in run_checkpoints(out) if p not in published] + published[max(1, keep):]:
-        if old != path:
-            shutil.rmtree(old, ignore_errors=True)
+    prune_run_checkpoints(out, path, keep)
     return path
+
+
+def prune_run_checkpoints(out: str | os.PathLike, current: Path, keep: int) -> None:
+    """Remove a run's checkpoints but ``current`` and the ``keep - 1`` newest before it (a kill
+    between a save and its pruning leaves one more, removed on resume), and any of a later
+    update than ``current`` (a future the run left when it resumed from an older checkpoint
+    because the newest was damaged: the logs no longer match it)."""
+    update = int(_RUN_NAME.match(current.name).group(1))
+    found = run_checkpoints(out)
+    published = [p for p in found if int(_RUN_NAME.match(p.name).group(1)) <= update]
+    for old in [p for p in found if p not in published] + published[max(1, keep):]:
+        if old != current:
+            _remove(old)
+
+
+def _remove(directory: Path) -> None:
+    """Remove a published checkpoint: renamed to a temporary name first (one step), so that a
+    kill during the removal never leaves a half-deleted directory under a checkpoint's name."""
+    doomed = directory.parent / f".{directory.name}.old-{uuid.uuid4().hex}"
+    os.rename(directory, doomed)
+    shutil.rmtree(doomed, ignore_errors=True)
 
 
 def _point_latest(out: Path, path: Path) -> None:
@@ -301,7 +317,7 @@ def latest_run_checkpoint(out: str | os.PathLike, trainer_state: bool = True) ->
         (out / HISTORY).mkdir(exist_ok=True)
         target = out / HISTORY / run_checkpoint_name(int(metadata.get("update", 0)))
         if target.exists():
-            shutil.rmtree(target)
+            _remove(target)
         os.rename(legacy, target)
     notes = []
     for path in run_checkpoints(out):

@@ -26,8 +26,8 @@ from pisti_env.batched import BatchedPisti, BatchState
 
 from .checkpoint import (
     HISTORY, LATEST, LOG_FILE, METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, check_hidden_sizes, checked_file,
-    latest_run_checkpoint, load_policy_weights, load_tensors, network_shapes, publish_run_checkpoint, read_metadata,
-    save_checkpoint, tensor_shapes, validate_trainer_metadata, write_atomic,
+    latest_run_checkpoint, load_policy_weights, load_tensors, network_shapes, prune_run_checkpoints,
+    publish_run_checkpoint, read_metadata, save_checkpoint, tensor_shapes, validate_trainer_metadata, write_atomic,
 )
 from .config import RESUMABLE, TrainConfig
 from .network import ActorCritic, autocast, entropy, log_probs, resolve_precision
@@ -497,6 +497,7 @@ def open_run(
         changes = {**(resume_changes or {}), "out_dir": str(out)}
         trainer = Trainer.resume(path, total_steps=resume_steps, changes=changes)
         trim_logs(out, read_metadata(path).get("log_sizes", {}))
+        prune_run_checkpoints(out, path, trainer.config.keep_checkpoints)
         saved: int | None = trainer.update
     else:
         existing = [name for name in RUN_FILES if os.path.lexists(out / name)]
