@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 from training.trainer.checkpoint import (  # noqa: E402
     HISTORY, LATEST, CheckpointError, latest_run_checkpoint, verify_checkpoint,
 )
-from training.trainer.cli import build_parser, main  # noqa: E402
+from training.trainer.cli import ALIASES, build_parser, main  # noqa: E402
 from training.trainer.config import RESUMABLE, TrainConfig  # noqa: E402
 from training.trainer.policy import load_policy  # noqa: E402
 from training.trainer.train import Trainer, run  # noqa: E402
@@ -136,7 +136,8 @@ def test_a_run_of_the_older_layout_resumes(tmp_path):
 def test_resume_help_names_what_may_change():
     text = " ".join(build_parser().format_help().split())
     for field in RESUMABLE:
-        assert "--" + field.replace("_", "-") in text.split("--resume", 1)[1]
+        flag = ALIASES.get(field, ("--" + field.replace("_", "-"),))[0]
+        assert flag in text.split("--resume", 1)[1], flag
 
 
 def test_resume_with_a_bad_keep_setting_or_unknown_change_is_refused(tmp_path):

@@ -381,7 +381,11 @@ def _sequence(value: Any, path: Path, field: str, max_items: int) -> list[Any]:
 def _brief(value: Any) -> str:
     """A short description of an untrusted value (never the whole of a large one)."""
     if isinstance(value, (dict, list)):
-        return f"a {'object' if isinstance(value, dict) else 'list'} of {len(value)} entries"
+        items = list(value.items()) if isinstance(value, dict) else value
+        flat = all(not isinstance(x, (dict, list, tuple)) for x in items) if isinstance(value, list) else all(
+            not isinstance(v, (dict, list)) for _, v in items)
+        if not (flat and len(value) <= 8 and len(repr(value)) <= 60):
+            return f"a {'object' if isinstance(value, dict) else 'list'} of {len(value)} entries"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

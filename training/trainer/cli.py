@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--resume", action="store_true",
         help="continue the run in OUT from its newest complete checkpoint (OUT/checkpoint), with the run's own "
-             "config and game; only " + ", ".join("--" + k.replace("_", "-") for k in RESUMABLE) + " may change "
+             "config and game; only " + ", ".join(ALIASES.get(k, ("--" + k.replace("_", "-"),))[0] for k in RESUMABLE)
+             + " may change "
              "(--steps extends the run to that many steps); any other flag given must match the checkpoint, else "
              "an error naming it. No complete checkpoint in OUT is an error. Without --resume, an OUT that already "
              "holds a run is an error (never overwritten)")
