@@ -97,7 +97,11 @@ class TrainConfig:
             evaluation is seeded with the update number, the final one with the last.
         eval_deals: duplicate deals per evaluation.
         eval_baselines: the players (registry specs) the evaluations play against.
-        checkpoint_every: updates between checkpoints (and at the end).
+        checkpoint_every: updates between checkpoints (and at the end); a kill costs at most
+            the updates since the last one.
+        keep_checkpoints: how many of the newest checkpoints a run keeps in
+            ``OUT/checkpoints/`` (at least 1; ``OUT/checkpoint`` links to the newest). The
+            older one is the fallback if the newest is found damaged on disk.
         out_dir: where checkpoints, logs and reports go.
     """
 
@@ -144,6 +148,7 @@ class TrainConfig:
     eval_deals: int = 500
     eval_baselines: tuple[str, ...] = ("random", "greedy")
     checkpoint_every: int = 25
+    keep_checkpoints: int = 2
     out_dir: str = "runs/pisti"
 
     def __post_init__(self) -> None:
@@ -178,3 +183,8 @@ class TrainConfig:
             if f.name in values and isinstance(values[f.name], list):
                 values[f.name] = tuple(values[f.name])
         return cls(settings=Settings(**settings), **values)
+
+
+# The fields ``pisti-train --resume`` may change (a resumed run otherwise keeps its checkpoint's
+# config and game; a flag contradicting them is an error, training.trainer.train.resume_config).
+RESUMABLE = ("total_steps", "torch_threads", "checkpoint_every", "keep_checkpoints", "eval_every", "eval_deals", "out_dir")

@@ -7,7 +7,6 @@ it for a spec that is a path.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Any, Mapping
 
@@ -17,13 +16,10 @@ import torch
 from pisti_env.agents.view import SeatView
 from pisti_env.rules import Settings, make_settings
 
-from .checkpoint import MODEL_FILE, CheckpointError, check_settings, load_tensors, read_metadata
+from .checkpoint import GAME_DEFINING, MATCH_CONTEXT, load_policy_weights
 from .network import PolicyNetwork, log_probs, sample
 
-# The settings only of the match context (which the policy sees in its observation); every
-# other field of Settings changes the game a policy was trained for.
-MATCH_CONTEXT = ("target", "win_margin")
-GAME_DEFINING = tuple(f.name for f in dataclasses.fields(Settings) if f.name not in MATCH_CONTEXT)
+__all__ = ["CheckpointPlayer", "load_policy", "GAME_DEFINING", "MATCH_CONTEXT"]
 
 
 class CheckpointPlayer:
@@ -99,26 +95,16 @@ def load_policy(
             checkpoint trained for another game (any setting but the match context: players,
             partnerships, decks, scoring variants, bluff) raises :class:`CheckpointError`.
         device: where the network lives.
+
+    Raises :class:`~training.trainer.checkpoint.CheckpointError` (naming the file and the field)
+    for a missing, corrupt or mismatched checkpoint: the metadata is checked against its schema
+    and the weights' shapes against the network it describes before the network is built
+    (:func:`~training.trainer.checkpoint.load_policy_weights`).
     """
-    metadata = read_metadata(path)
-    try:
-        observation_size = int(metadata["observation_size"])
-        card_features = int(metadata["card_features"])
-        hidden_sizes = [int(h) for h in metadata["hidden_sizes"]]
-        num_actions = make_settings(**metadata["settings"]).num_actions
-    except (KeyError, TypeError, ValueError):
-        raise CheckpointError(
-            f"{path}: metadata lacks the game settings or the network shape "
-            "(settings, observation_size, card_features, hidden_sizes)"
-        ) from None
-    if settings is not None:
-        wanted = (settings if isinstance(settings, Settings) else make_settings(**settings)).to_dict()
-        check_settings(metadata, {k: wanted[k] for k in GAME_DEFINING}, path)
-    network = PolicyNetwork(observation_size, card_features, hidden_sizes, num_actions)
-    weights = load_tensors(path, MODEL_FILE, metadata)
-    state = {k.removeprefix("policy."): v for k, v in weights.items() if k.startswith("policy.")}
-    try:
-        network.load_state_dict(state)
-    except RuntimeError as error:
-        raise CheckpointError(f"{path}: weights do not fit the recorded network shape: {error}") from None
+    metadata, weights = load_policy_weights(path, settings)  # validated before anything is built
+    network = PolicyNetwork(
+        metadata["observation_size"], metadata["card_features"], metadata["hidden_sizes"],
+        make_settings(**metadata["settings"]).num_actions,
+    )
+    network.load_state_dict(weights)  # the shapes were checked against the file's header
     return CheckpointPlayer(network.to(device), metadata, deterministic)

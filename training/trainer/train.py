@@ -14,9 +14,10 @@ import csv
 import dataclasses
 import json
 import os
+import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -24,9 +25,11 @@ import torch
 from pisti_env.batched import BatchedPisti, BatchState
 
 from .checkpoint import (
-    MODEL_FILE, TRAINER_FILE, CheckpointError, check_settings, load_tensors, read_metadata, save_checkpoint,
+    HISTORY, LATEST, LOG_FILE, METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, check_hidden_sizes, checked_file,
+    latest_run_checkpoint, load_policy_weights, load_tensors, network_shapes, prune_run_checkpoints,
+    publish_run_checkpoint, read_metadata, save_checkpoint, tensor_shapes, validate_trainer_metadata, write_atomic,
 )
-from .config import TrainConfig
+from .config import RESUMABLE, TrainConfig
 from .network import ActorCritic, autocast, entropy, log_probs, resolve_precision
 from .policy import CheckpointPlayer
 from .pool import Opponent, OpponentPool
@@ -41,6 +44,8 @@ class Trainer:
 
     def __init__(self, config: TrainConfig) -> None:
         c = dataclasses.replace(config, precision=resolve_precision(config.precision, config.device))
+        check_hidden_sizes(c.hidden_sizes, "hidden_sizes")  # what a checkpoint may hold (read back bounded)
+        check_hidden_sizes(c.value_hidden_sizes, "value_hidden_sizes")
         self.config = c
         if c.torch_threads:
             torch.set_num_threads(c.torch_threads)
@@ -70,33 +75,27 @@ class Trainer:
 
     def _warm_start(self, directory: str | os.PathLike) -> None:
         """Load ``init_from``'s policy weights (and value weights of this run's shape, if it has
-        them); see :class:`TrainConfig`. Raises :class:`CheckpointError` on another game or shape."""
-        from .policy import GAME_DEFINING
-
-        metadata = read_metadata(directory)
-        wanted = self.settings.to_dict()
-        check_settings(metadata, {k: wanted[k] for k in GAME_DEFINING}, directory)
-        hidden = [int(h) for h in metadata.get("hidden_sizes", [])]
+        them); see :class:`TrainConfig`. Raises :class:`CheckpointError` on another game or shape.
+        The checkpoint is read and checked by the one policy-weights reader (as ``load_policy``)."""
+        metadata, policy = load_policy_weights(directory, self.settings)
+        hidden = list(metadata["hidden_sizes"])
         if hidden != list(self.config.hidden_sizes):
             raise CheckpointError(
                 f"{directory}: its policy has hidden_sizes {hidden}, this run builds {list(self.config.hidden_sizes)} "
                 f"(pass --hidden-sizes {' '.join(map(str, hidden))} to warm-start from it)"
             )
-        weights = load_tensors(directory, MODEL_FILE, metadata)
-        expected = self.network.state_dict()
-
-        def fitting(prefix: str) -> dict[str, torch.Tensor] | None:
-            """The checkpoint's weights of one network, if they fit this run's exactly."""
-            part = {k: v for k, v in weights.items() if k.startswith(prefix)}
-            if set(part) != {k for k in expected if k.startswith(prefix)}:
-                return None
-            return part if all(part[k].shape == expected[k].shape for k in part) else None
-
-        policy = fitting("policy.")
-        if policy is None:
-            raise CheckpointError(f"{directory}: its policy weights do not fit this run's policy network (observation size?)")
-        value = fitting("value.") or {}  # a policy-only checkpoint (or another value shape): a fresh value network
-        self.network.load_state_dict({**expected, **policy, **value})
+        try:
+            self.network.policy.load_state_dict(policy)
+        except RuntimeError:  # pragma: no cover - same game and widths give the same shapes
+            raise CheckpointError(f"{directory}: its policy weights do not fit this run's policy network") from None
+        # Value weights: only of exactly this run's value network (a policy-only checkpoint, or
+        # another value shape: the value network starts fresh).
+        value = {f"value.{k}": tuple(v.shape) for k, v in self.network.value.state_dict().items()}
+        header = tensor_shapes(Path(directory) / MODEL_FILE)
+        stored = {k: shape for k, (shape, _dtype) in header.items() if k.startswith("value.")}
+        if stored == value:
+            weights = load_tensors(directory, MODEL_FILE, metadata, value, exact=False)
+            self.network.value.load_state_dict({k.removeprefix("value."): v for k, v in weights.items()})
 
     # ------------------------------------------------------------------ one update
     def train_update(self) -> dict[str, float]:
@@ -184,10 +183,17 @@ class Trainer:
     # ------------------------------------------------------------------ checkpoints
     def save(self, directory: str | os.PathLike, with_trainer_state: bool = True) -> Path:
         """Write a checkpoint: the policy and value networks and everything needed to resume,
-        or (``with_trainer_state`` false) the policy network alone, all that playing needs."""
+        or (``with_trainer_state`` false) the policy network alone, all that playing needs.
+        The directory is complete before it appears (:func:`~training.trainer.checkpoint.save_checkpoint`)."""
+        return save_checkpoint(directory, *self.checkpoint_contents(Path(directory).name, with_trainer_state))
+
+    def checkpoint_contents(
+        self, name: str, with_trainer_state: bool = True
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any], dict[str, torch.Tensor] | None]:
+        """What a checkpoint named ``name`` holds: (weights, metadata, trainer state or ``None``)."""
         c = self.config
         metadata: dict[str, Any] = {
-            "name": Path(directory).name,
+            "name": name,
             "settings": self.settings.to_dict(),
             "observation_size": self.engine.observation_size,
             "card_features": self.network.policy.card_features,
@@ -204,7 +210,7 @@ class Trainer:
             metadata["trainer"] = extra
         else:
             weights = {k: v for k, v in weights.items() if k.startswith("policy.")}
-        return save_checkpoint(directory, weights, metadata, trainer_state)
+        return weights, metadata, trainer_state
 
     def _trainer_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         tensors: dict[str, torch.Tensor] = {}
@@ -228,30 +234,57 @@ class Trainer:
         return tensors, extra
 
     @classmethod
-    def resume(cls, directory: str | os.PathLike, total_steps: int | None = None) -> "Trainer":
-        """A trainer in exactly the state a checkpoint saved. ``total_steps`` extends the run's
-        budget (the learning rate then anneals to 0 over the new total, from where the new
-        schedule stands); by default the saved run's own budget stands."""
+    def resume(
+        cls, directory: str | os.PathLike, total_steps: int | None = None, changes: Mapping[str, Any] | None = None
+    ) -> "Trainer":
+        """A trainer in exactly the state a checkpoint saved, with the checkpoint's own config.
+
+        Args:
+            directory: a training checkpoint (with ``trainer.safetensors``).
+            total_steps: extends the run's budget (the learning rate then anneals to 0 over the
+                new total, from where the new schedule stands); by default the saved run's own
+                budget stands. Less than already trained: ``ValueError``.
+            changes: config or game-setting values asked for (flags given with ``--resume``);
+                only the fields of :data:`~training.trainer.config.RESUMABLE` may differ from
+                the checkpoint's (:func:`resume_config`), any other difference is a
+                ``ValueError`` naming them.
+
+        Everything is checked before it is built: the metadata's schema, the saved config (its
+        game the checkpoint's, its network sizes bounded), the weights' and the trainer
+        state's shapes (from the files' headers) against what this config builds; a failure is
+        a :class:`CheckpointError` naming the file and the field.
+        """
+        directory = Path(directory)
         metadata = read_metadata(directory)
-        if "trainer" not in metadata:
-            raise ValueError(f"{directory} is a policy-only checkpoint: it cannot resume training")
-        config = TrainConfig.from_dict(metadata["config"])
+        path = directory / METADATA_FILE
+        saved = saved_config(metadata, path)
         if total_steps is not None:
-            if total_steps < int(metadata["step"]):
-                raise ValueError(f"{directory} has trained {metadata['step']} steps already: --steps {total_steps} is less")
-            config = dataclasses.replace(config, total_steps=total_steps)
-        trainer = cls(config)
-        weights = load_tensors(directory, MODEL_FILE, metadata)
-        expected = trainer.network.state_dict()
-        if set(weights) != set(expected) or any(weights[k].shape != v.shape for k, v in expected.items()):
+            changes = {**(changes or {}), "total_steps": total_steps}
+        config = resume_config(saved, changes or {}, metadata.get("step", 0), directory)
+        # The networks this config builds, on the meta device, against the weights' header.
+        from pisti_env.rules import make_settings
+
+        observation_size = metadata["observation_size"]
+        hidden_information = BatchedPisti(1, **config.settings.to_dict()).hidden_information_size
+        shapes = network_shapes(lambda: ActorCritic(
+            observation_size, metadata["card_features"], config.hidden_sizes,
+            hidden_information if config.privileged_value else 0, config.value_hidden_sizes,
+            make_settings(**metadata["settings"]).num_actions,
+        ))
+        extra = validate_trainer_metadata(metadata, path, len(shapes))
+        weights = load_tensors(directory, MODEL_FILE, metadata, shapes)
+        # The engine's batch (the only size the trainer state sets) before the engine is built.
+        state_header = tensor_shapes(checked_file(directory, TRAINER_FILE, metadata))
+        batch = {shape[0] if shape else None for key, (shape, _) in state_header.items() if key.startswith("engine.")}
+        if batch != {config.num_envs}:
             raise CheckpointError(
-                f"{directory}: its networks' weights do not have the layout this trainer builds from its config "
-                f"(a checkpoint from an older trainer?); missing {sorted(set(expected) - set(weights))[:4]}, "
-                f"unexpected {sorted(set(weights) - set(expected))[:4]}"
+                f"{directory / TRAINER_FILE}: its engine state is not for num_envs={config.num_envs} (the config's)"
             )
+        trainer = cls(dataclasses.replace(config, init_from=None))  # the weights come from the checkpoint
+        trainer.config = dataclasses.replace(trainer.config, init_from=config.init_from)
         trainer.network.load_state_dict(weights)
-        tensors = load_tensors(directory, TRAINER_FILE, metadata)
-        extra = metadata["trainer"]
+        expected, dtypes = trainer._trainer_state_layout(extra["pool"], any(k.startswith("optimizer.") for k in state_header))
+        tensors = load_tensors(directory, TRAINER_FILE, metadata, expected, dtypes=dtypes)
         optimizer_state: dict[int, dict[str, torch.Tensor]] = {}
         for key, value in tensors.items():
             if key.startswith("optimizer."):
@@ -273,30 +306,135 @@ class Trainer:
                 )
                 player.network.requires_grad_(False)
             else:
-                player = trainer.pool.baseline(entry["name"])
+                try:
+                    player = trainer.pool.baseline(entry["name"])
+                except (ValueError, TypeError) as error:
+                    raise CheckpointError(f"{path}: field 'trainer.pool[{i}].name': {error}") from None
             trainer.pool.entries.append(Opponent(entry["name"], player, entry["margin"], entry["games"], entry["snapshot"]))
         trainer.step = int(metadata["step"])
         trainer.update = int(metadata["update"])
         return trainer
 
+    def _trainer_state_layout(
+        self, pool: Sequence[Mapping[str, Any]], with_optimizer: bool
+    ) -> tuple[dict[str, tuple[int, ...]], dict[str, torch.dtype]]:
+        """The (shape, dtype) of every tensor a checkpoint's trainer state must hold for this
+        trainer: its own state's (engine, collector, generators), the optimizer's moments (if
+        ``with_optimizer``: none before the first update), and a policy's per snapshot of ``pool``."""
+        fresh, _extra = self._trainer_state()
+        layout = {k: (tuple(v.shape), v.dtype) for k, v in fresh.items() if not k.startswith(("optimizer.", "pool."))}
+        if with_optimizer:
+            for index, parameter in enumerate(self.network.parameters()):
+                layout[f"optimizer.{index}.step"] = ((), torch.float32)
+                layout[f"optimizer.{index}.exp_avg"] = (tuple(parameter.shape), torch.float32)
+                layout[f"optimizer.{index}.exp_avg_sq"] = (tuple(parameter.shape), torch.float32)
+        policy = {k: (tuple(v.shape), v.dtype) for k, v in self.network.policy.state_dict().items()}
+        for i, entry in enumerate(pool):
+            if entry["snapshot"]:
+                layout.update({f"pool.{i}.{k}": v for k, v in policy.items()})
+        return {k: shape for k, (shape, _) in layout.items()}, {k: dtype for k, (_, dtype) in layout.items()}
+
+
+def saved_config(metadata: Mapping[str, Any], path: Path) -> TrainConfig:
+    """The config a training checkpoint (``path``: its metadata file) records, checked: a valid
+    config, for the checkpoint's own game and network widths, within the sizes a checkpoint may
+    hold. Raises :class:`CheckpointError` naming the field."""
+    if "config" not in metadata:
+        raise CheckpointError(f"{path}: field 'config': missing (a training checkpoint records its config)")
+    try:
+        config = TrainConfig.from_dict(metadata["config"])
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(f"{path}: field 'config': {error}") from None
+    from pisti_env.rules import make_settings
+
+    if config.settings.to_dict() != make_settings(**metadata["settings"]).to_dict():
+        raise CheckpointError(f"{path}: field 'config.settings': not the checkpoint's settings")
+    if list(config.hidden_sizes) != list(metadata["hidden_sizes"]):
+        raise CheckpointError(f"{path}: field 'config.hidden_sizes': not the checkpoint's hidden_sizes")
+    try:
+        check_hidden_sizes(config.value_hidden_sizes, "value_hidden_sizes", path)
+    except CheckpointError as error:
+        raise CheckpointError(str(error).replace("'value_hidden_sizes'", "'config.value_hidden_sizes'")) from None
+    return config
+
+
+def resume_config(
+    saved: TrainConfig, changes: Mapping[str, Any], trained_steps: int, directory: str | os.PathLike
+) -> TrainConfig:
+    """The config a resumed run continues with: ``saved`` (the checkpoint's) with ``changes``
+    applied, config or game-setting names to the values asked for. Only the fields of
+    :data:`~training.trainer.config.RESUMABLE` may change; a value of any other field that
+    differs from the checkpoint's is a ``ValueError`` naming each such flag. ``total_steps``
+    below ``trained_steps`` is a ``ValueError`` too."""
+    from pisti_env.rules import Settings, make_settings
+
+    from .network import resolve_precision
+
+    game = {f.name for f in dataclasses.fields(Settings)}
+    fields = {f.name for f in dataclasses.fields(TrainConfig)} - {"settings"}
+    unknown = sorted(set(changes) - game - fields)
+    if unknown:
+        raise ValueError(f"unknown config field(s) {unknown}")
+    conflicts = []
+    asked = {k: v for k, v in changes.items() if k in game}
+    trained = saved.settings.to_dict()
+    try:
+        merged = make_settings(**{**trained, **asked}).to_dict()
+    except (ValueError, TypeError):
+        merged = {**trained, **asked}
+    for key in sorted(asked):
+        if merged[key] != trained[key]:
+            conflicts.append(f"--{key.replace('_', '-')} {asked[key]!r} (the checkpoint's: {trained[key]!r})")
+    values = {}
+    for key in sorted(set(changes) & fields):
+        value = tuple(changes[key]) if isinstance(changes[key], list) else changes[key]
+        if key in RESUMABLE:
+            values[key] = value
+            continue
+        if key == "precision" and value in ("auto", saved.precision):
+            value = resolve_precision(value, saved.device)
+        if value != getattr(saved, key):
+            conflicts.append(f"--{key.replace('_', '-')} {value!r} (the checkpoint's: {getattr(saved, key)!r})")
+    if conflicts:
+        allowed = ", ".join("--" + k.replace("_", "-") for k in RESUMABLE)
+        raise ValueError(
+            f"--resume continues {directory} with its own settings and config; these flags contradict it: "
+            f"{'; '.join(conflicts)}. Only {allowed} may change on resume (or start a new run with another --out)"
+        )
+    total = values.get("total_steps")
+    if total is not None and total < trained_steps:
+        raise ValueError(f"{directory} has trained {trained_steps} steps already: --steps {total} is less")
+    return dataclasses.replace(saved, **values)
+
 
 # ---------------------------------------------------------------------- the run
-def run(config: TrainConfig, resume: bool = False, progress: bool = True, resume_steps: int | None = None) -> Trainer:
-    """Train to ``config.total_steps``, logging and checkpointing into ``config.out_dir``. With
-    ``resume``, continue ``OUT/checkpoint`` with its own config (``resume_steps``, if given,
-    extends its budget) when there is one."""
+RUN_FILES = (LATEST, HISTORY, "metrics.csv", "tensorboard", "policy", "config.json", "evaluation.json")
+
+
+def run(
+    config: TrainConfig,
+    resume: bool = False,
+    progress: bool = True,
+    resume_steps: int | None = None,
+    resume_changes: Mapping[str, Any] | None = None,
+) -> Trainer:
+    """Train to ``config.total_steps``, logging and checkpointing into ``config.out_dir`` (OUT).
+
+    A fresh run (``resume`` false) refuses an OUT that already holds a run's files
+    (``ValueError``: continue it with ``resume``, or choose another OUT). With ``resume``, the
+    run continues from OUT's newest complete checkpoint with its own config
+    (:func:`open_run`); ``resume_steps`` extends its budget and ``resume_changes`` are the
+    values asked for (:func:`resume_config`: only :data:`~training.trainer.config.RESUMABLE`
+    fields may differ from the checkpoint's); no complete checkpoint in OUT is a
+    :class:`CheckpointError` naming it. Checkpoints go to ``OUT/checkpoints`` every
+    ``checkpoint_every`` updates and at the end, ``OUT/checkpoint`` links to the newest
+    (:func:`save_run_checkpoint`), the final policy to ``OUT/policy``. After a resume the logs
+    (``metrics.csv``, TensorBoard) hold each update once: they are cut back to what they held
+    when the checkpoint was written."""
     out = Path(config.out_dir)
-    latest = out / "checkpoint"
-    if resume and (latest / "metadata.json").exists():
-        trainer = Trainer.resume(latest, total_steps=resume_steps)
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        trainer = Trainer(config)
-    (out / "config.json").write_text(json.dumps(trainer.config.to_dict(), indent=2), encoding="utf-8")
-    writer = _tensorboard(out / "tensorboard")
-    csv_path = out / "metrics.csv"
+    trainer, saved_update = open_run(config, resume, resume_steps, resume_changes)
+    logs = RunLogs(out, trainer.config)
     bar = _progress(trainer, progress)
-    fields: list[str] | None = None
     latest_eval = ""
     try:
         while trainer.update < trainer.num_updates:
@@ -307,39 +445,144 @@ def run(config: TrainConfig, resume: bool = False, progress: bool = True, resume
                 latest_eval = " ".join(
                     f"{k.split('/')[-1]} {v:+.2f}" for k, v in metrics.items() if k.startswith("eval/") and k.endswith("margin")
                 )
-            if fields is None:
-                fields = metric_names(c)
-                new_file = not csv_path.exists()
-            with open(csv_path, "a", newline="", encoding="utf-8") as f:
-                w = csv.DictWriter(f, fieldnames=fields, restval="")
-                if new_file:
-                    w.writeheader()
-                    new_file = False
-                w.writerow({"update": trainer.update, **metrics})
-            if writer is not None:
-                for key, value in metrics.items():
-                    writer.add_scalar(key, value, trainer.step)
+            logs.write(trainer.update, trainer.step, metrics)
             if c.checkpoint_every and trainer.update % c.checkpoint_every == 0:
-                trainer.save(latest)
+                save_run_checkpoint(trainer, out, logs)
+                saved_update = trainer.update
             if bar is not None:
                 bar.update(int(metrics["global_step"]) - bar.n)
                 bar.set_postfix_str(f"{metrics['charts/steps_per_second']:,.0f} steps/s {latest_eval}")
+        if saved_update != trainer.update:
+            save_run_checkpoint(trainer, out, logs)
     finally:
         if bar is not None:
             bar.close()
-        if writer is not None:
-            writer.close()
-    trainer.save(latest)
+        logs.close()
     trainer.save(out / "policy", with_trainer_state=False)
     c = trainer.config
     if c.eval_every and c.eval_deals:  # the evaluation summary of the final policy
         summary = {"step": trainer.step, "deals": c.eval_deals, **evaluate_against_baselines(trainer)}
-        (out / "evaluation.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        write_atomic(out / "evaluation.json", lambda tmp: Path(tmp).write_text(json.dumps(summary, indent=2), encoding="utf-8"))
         if progress:
             print("final policy, mean score difference per hand over duplicate deals: " + ", ".join(
                 f"vs {b} {summary[f'eval/{b}_margin']:+.2f} ± {summary[f'eval/{b}_ci95']:.2f}" for b in c.eval_baselines
             ) + f" ({c.eval_deals} deals; `pisti-eval` for more)")
     return trainer
+
+
+def open_run(
+    config: TrainConfig,
+    resume: bool,
+    resume_steps: int | None = None,
+    resume_changes: Mapping[str, Any] | None = None,
+) -> tuple[Trainer, int | None]:
+    """The trainer of a run in ``config.out_dir`` and the update of its latest checkpoint
+    (``None`` for a fresh run); see :func:`run` for what is refused. On resume the newest
+    complete checkpoint is taken (newer incomplete ones are passed over with a note on stderr,
+    what killed saves left is removed) and the logs are cut back to that checkpoint."""
+    out = Path(config.out_dir)
+    if isinstance(config.keep_checkpoints, bool) or not isinstance(config.keep_checkpoints, int) or config.keep_checkpoints < 1:
+        raise ValueError(f"keep_checkpoints must be an int >= 1, got {config.keep_checkpoints!r}")
+    if resume:
+        if not out.is_dir():
+            raise CheckpointError(f"--resume: {out} does not exist: there is no run to continue (check --out)")
+        path, notes = latest_run_checkpoint(out)
+        for note in notes:
+            print(f"pisti-train: {note}", file=sys.stderr)
+        if path is None:
+            raise CheckpointError(
+                f"--resume: {out} holds no complete checkpoint to continue (looked in {out / HISTORY}); a run killed "
+                "before its first checkpoint leaves none: remove it or choose another --out to start afresh"
+            )
+        changes = {**(resume_changes or {}), "out_dir": str(out)}
+        trainer = Trainer.resume(path, total_steps=resume_steps, changes=changes)
+        trim_logs(out, read_metadata(path).get("log_sizes", {}))
+        prune_run_checkpoints(out, path, trainer.config.keep_checkpoints)
+        saved: int | None = trainer.update
+    else:
+        existing = [name for name in RUN_FILES if os.path.lexists(out / name)]
+        if existing:
+            raise ValueError(
+                f"{out} already holds a run ({', '.join(existing)}): continue it with --resume, "
+                "or choose another --out (or remove it)"
+            )
+        out.mkdir(parents=True, exist_ok=True)
+        trainer = Trainer(config)
+        saved = None
+    text = json.dumps(trainer.config.to_dict(), indent=2)
+    write_atomic(out / "config.json", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    return trainer, saved
+
+
+def save_run_checkpoint(trainer: Trainer, out: str | os.PathLike, logs: "RunLogs | None" = None) -> Path:
+    """Save the run's checkpoint after its current update into ``OUT/checkpoints`` and point
+    ``OUT/checkpoint`` at it (:func:`~training.trainer.checkpoint.publish_run_checkpoint`; the
+    config's ``keep_checkpoints`` newest are kept), recording the logs' sizes (flushed first)
+    so that a resume cuts them back to this instant."""
+    weights, metadata, state = trainer.checkpoint_contents(LATEST)
+    if logs is not None:
+        metadata["log_sizes"] = logs.sizes()
+    return publish_run_checkpoint(out, trainer.update, weights, metadata, state, trainer.config.keep_checkpoints)
+
+
+class RunLogs:
+    """A run's logs: ``OUT/metrics.csv`` (one row per update) and TensorBoard scalars in
+    ``OUT/tensorboard`` (optional: without the tensorboard package, the CSV alone)."""
+
+    def __init__(self, out: str | os.PathLike, config: TrainConfig) -> None:
+        self.out = Path(out)
+        self.csv_path = self.out / "metrics.csv"
+        self.fields = metric_names(config)
+        self.writer = _tensorboard(self.out / "tensorboard")
+
+    def write(self, update: int, step: int, metrics: Mapping[str, float]) -> None:
+        """One update's row and scalars (at x = ``step``)."""
+        new_file = not self.csv_path.exists() or self.csv_path.stat().st_size == 0
+        with open(self.csv_path, "a", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=self.fields, restval="")
+            if new_file:
+                w.writeheader()
+            w.writerow({"update": update, **metrics})
+        if self.writer is not None:
+            for key, value in metrics.items():
+                self.writer.add_scalar(key, value, step)
+
+    def sizes(self) -> dict[str, int]:
+        """Every log file's size (OUT-relative names), after flushing them to disk."""
+        if self.writer is not None:
+            self.writer.flush()
+        sizes = {}
+        files = [self.csv_path, *sorted((self.out / "tensorboard").glob("events.out.tfevents.*"))]
+        for path in files:
+            name = path.relative_to(self.out).as_posix()
+            if path.is_file() and LOG_FILE.fullmatch(name):
+                with open(path, "rb") as f:
+                    os.fsync(f.fileno())
+                sizes[name] = path.stat().st_size
+        return sizes
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def trim_logs(out: str | os.PathLike, sizes: Mapping[str, int]) -> None:
+    """Cut a run's logs back to ``sizes`` (a checkpoint's record, :meth:`RunLogs.sizes`): each
+    file to its recorded size, and TensorBoard event files made after it removed. (A checkpoint
+    of an older trainer records none: its logs are left as they are.)"""
+    out = Path(out)
+    if not sizes:
+        return
+    for path in [out / "metrics.csv", *(out / "tensorboard").glob("events.out.tfevents.*")]:
+        name = path.relative_to(out).as_posix()
+        if not path.is_file() or path.is_symlink():
+            continue
+        if name not in sizes:
+            if name.startswith("tensorboard/"):
+                path.unlink()
+            continue
+        if path.stat().st_size > sizes[name]:
+            os.truncate(path, sizes[name])
 
 
 def metric_names(config: TrainConfig) -> list[str]:
