@@ -80,7 +80,8 @@ def describe_move(
         return line
     claimant = before.pending_claim[0] if before.pending_claim else seat
     verb = "believed" if action == BELIEVE else "challenged"
-    line.append_text(Text.assemble((name, "bold"), f" {verb} {names[claimant]}'s claim"))
+    whose = "your" if names[claimant] == "you" else f"{names[claimant]}'s"
+    line.append_text(Text.assemble((name, "bold"), f" {verb} {whose} claim"))
     claims = after.claims
     if new_hand or len(claims) <= before.claims:
         return line
