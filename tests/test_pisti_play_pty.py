@@ -34,6 +34,7 @@ def spawn(tmp_path: Path, *args: str) -> tuple["pexpect.spawn", Path, io.StringI
         env=env, cwd=str(ROOT), encoding="utf-8", timeout=60, dimensions=(50, 120),
     )
     child.logfile_read = log
+    child.delaybeforesend = None  # the prompts are awaited: no need for pexpect's pause before each line
     return child, replay_path, log
 
 
@@ -138,9 +139,11 @@ def test_quit_asks_to_confirm(tmp_path):
     check_replay(path, complete=False)
 
 
-def test_hint_against_a_checkpoint_opponent(tmp_path):
+def test_a_full_match_against_the_shipped_policy_with_hints(tmp_path):
+    """The issue's 'done when': a whole match against the shipped 2-player policy, asking for
+    the hint first (to 61 rather than the default 151, to keep the test short)."""
     pytest.importorskip("torch")
-    child, path, _ = spawn(tmp_path, "--opponent", "checkpoints/pisti-2p", "--target", "0", "--seed", "2")
+    child, path, log = spawn(tmp_path, "--opponent", "checkpoints/pisti-2p", "--seed", "2", "--target", "61")
     child.expect(MOVE)
     child.sendline("h")
     child.expect(r"Hint: checkpoints/pisti-2p would play (\S+) \((.*)\)\.\r\n")
@@ -150,8 +153,12 @@ def test_hint_against_a_checkpoint_opponent(tmp_path):
     assert abs(sum(int(p) for _, p in shares) - 100) <= len(shares)  # rounded percentages
     play_out(child)
     assert finish(child) == 0
-    text = read_replays(path)[0]
-    assert text.players == ["person", "checkpoints/pisti-2p"]
+    text = log.getvalue()
+    assert re.search(r"Match over: (you win|pisti-2p \(1\) wins) \(\d+ – \d+\)\.", text)
+    assert "── Hand 2 over ──" in text and "match to 61" in text and "Match:  you " in text
+    recorded = read_replays(path)[0]
+    assert recorded.players == ["person", "checkpoints/pisti-2p"]
+    assert recorded.end["hands"] >= 2 and max(recorded.end["match_scores"]) >= 61  # R24-R25
     check_replay(path, complete=True)
 
 
