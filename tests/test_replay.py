@@ -182,3 +182,13 @@ def test_eval_save_games_records_without_changing_the_figures(tmp_path):
         assert final.done and g.end["complete"]
     with pytest.raises(ValueError, match="replay_path"):
         evaluate(["greedy", "random"], save_games=1, **kw)
+
+
+def test_import_pisti_env_stays_free_of_rich_and_torch():
+    """pisti_env and its replay module import neither rich (the terminal's) nor torch."""
+    import subprocess
+    import sys
+
+    code = "import sys, pisti_env, pisti_env.replay; print(sorted(m for m in ('rich', 'torch') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

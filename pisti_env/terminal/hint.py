@@ -45,6 +45,11 @@ def _label(action: int) -> str:
     return action_to_text(action)
 
 
+def _percent(p: float) -> str:
+    """``0.456`` -> ``"46%"``; below half a percent ``"<1%"`` (never a misleading ``0%``)."""
+    return f"{100 * p:.0f}%" if p >= 0.005 else "<1%"
+
+
 class Hinter:
     """Answers ``h``: ``hinter(view)`` is a line of text.
 
@@ -86,5 +91,5 @@ class Hinter:
             return f"{self._name} would play {_label(self._player.act(view))}."
         probs = sorted(probabilities(view).items(), key=lambda item: -item[1])
         best = probs[0][0]
-        rest = ", ".join(f"{_label(a)} {100 * p:.0f}%" for a, p in probs)
+        rest = ", ".join(f"{_label(a)} {_percent(p)}" for a, p in probs)
         return f"{self._name} would play {_label(best)} ({rest})."
