@@ -25,7 +25,7 @@ from typing import Sequence
 from ..agents import Player, make_player
 from ..flags import add_settings_arguments, values_of
 from ..replay import line_writer
-from ..rules import Settings, make_settings
+from ..rules import SETTING_NAMES, Settings, make_settings
 
 DEFAULT_DELAY = 0.6
 
@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     console = Console(no_color=args.no_color or None, highlight=False, emoji=False)
     try:
-        settings = make_settings(**values_of(args, [n for n in vars(args) if n in Settings.__dataclass_fields__]))
+        settings = make_settings(**values_of(args, SETTING_NAMES))
         if not 0 <= args.seat < settings.num_players:
             raise ValueError(f"--seat must be 0..{settings.num_players - 1}, got {args.seat}")
         if args.delay < 0:
