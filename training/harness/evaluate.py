@@ -15,7 +15,8 @@ than a table holds every combination plays (a round-robin ladder); with fewer, t
 take the seats in turn (``A B A`` for two players at a 3-seat table).
 
 Output: a table on the terminal, ``report.json`` with every figure and the settings that
-produced it, ``ladder.png`` and ``heatmap.png`` in ``--out``.
+produced it, ``ladder.png`` and ``heatmap.png`` in ``--out``; with ``--save-games N`` also
+``games.jsonl``, the first N deals (and matches) of each table as replays (``pisti-replay``).
 """
 
 from __future__ import annotations
