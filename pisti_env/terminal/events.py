@@ -133,5 +133,5 @@ def result_line(winner: int | None, sides: Sequence[str], scores: Sequence[int],
     scores_text = " – ".join(str(s) for s in scores)
     if winner is None:
         return Text(f"{what} over: a draw ({scores_text}).", style="bold")
-    return Text(f"{what} over: {sides[winner]} win{'s' if sides[winner] != 'you' else ''} ({scores_text}).",
-                style="bold")
+    plural = sides[winner] == "you" or " + " in sides[winner]  # "you win", "you + expert (2) win"
+    return Text(f"{what} over: {sides[winner]} win{'' if plural else 's'} ({scores_text}).", style="bold")
