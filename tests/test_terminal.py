@@ -284,3 +284,21 @@ def test_checkpoint_action_probabilities_fit_act():
     assert "No hint" in Hinter(make_settings(num_players=3))(SeatView(Game(make_settings(num_players=3), seed=1), 0))
     scripted = Hinter(settings, "greedy")(view)
     assert scripted == f"greedy would play {card_to_symbol(make_player('greedy', seed=0).act(view))}."
+
+
+def test_result_line_and_hand_summary():
+    from pisti_env.terminal.events import hand_summary, result_line
+
+    assert result_line(0, ["you", "greedy (1)"], [160, 90], True).plain == "Match over: you win (160 – 90)."
+    assert result_line(1, ["you", "greedy (1)"], [9, 17], False).plain == "Hand over: greedy (1) wins (9 – 17)."
+    assert result_line(None, ["x", "y"], [5, 5], False).plain == "Hand over: a draw (5 – 5)."
+    assert result_line(0, ["you + expert (2)", "p (1) + p (3)"], [8, 3], False).plain.startswith(
+        "Hand over: you + expert (2) win (")
+    g = Game(make_settings(target=None, bluff=True), seed=3)
+    rng = random.Random(0)
+    while not g.done:
+        g.step(rng.choice(g.legal_actions()))
+    text = hand_summary(g.last_hand_result, ["you", "them"], g.match_scores, 1, None).plain
+    assert "── Hand 1 over ──" in text and "bluff pts" in text and "majority" in text
+    total = [r["total"] for r in g.last_hand_result]
+    assert text.splitlines()[2].split()[-1] == str(total[0]) and text.splitlines()[3].split()[-1] == str(total[1])
