@@ -30,6 +30,7 @@ import numpy as np
 
 from pisti_env import Game, Settings
 from pisti_env.agents import Player, SeatView, make_player
+from pisti_env.replay import GameRecorder
 
 DEAL, MATCH = 0, 1  # seed streams: single-hand deals and whole matches
 SEATING_MODES = ("auto", "rotations", "permutations")
@@ -103,25 +104,31 @@ class Table:
         return [[loader(spec) for _ in range(k)] for spec, k in zip(self.specs, most)]
 
 
-def play_game(game: Game, players: Sequence[Player]) -> Game:
-    """Play ``game`` to its end (a hand, or a match) with ``players[seat]`` in each seat."""
-    step = game.step
+def play_game(game: Game, players: Sequence[Player], step: Callable[[int], None] | None = None) -> Game:
+    """Play ``game`` to its end (a hand, or a match) with ``players[seat]`` in each seat;
+    ``step`` takes each action (default ``game.step``; a recorder's step records it too)."""
+    step = step or game.step
     while not game.done:
         seat = game.turn
         step(players[seat].act(SeatView(game, seat)))
     return game
 
 
-def play_seatings(table: Table, players: Sequence[Sequence[Player]], game_seed: int) -> list[dict[str, Any]]:
+def play_seatings(
+    table: Table, players: Sequence[Sequence[Player]], game_seed: int, replay_meta: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Play the game seeded ``game_seed`` once per seating.
 
     Args:
         table: the specs, seatings and settings.
         players: per entry, player objects (:meth:`Table.build_players`).
         game_seed: seeds the deck(s) and the first dealer.
+        replay_meta: if given, record each seating's game as a replay
+            (:class:`pisti_env.replay.GameRecorder`, with this ``meta`` and the seating number).
 
     Returns one record per seating: ``dealer`` (of the first hand), ``totals`` (per side: the
-    hand's total, or the match total), ``winner`` (side or ``None``) and ``hands`` (hands played).
+    hand's total, or the match total), ``winner`` (side or ``None``) and ``hands`` (hands played);
+    with ``replay_meta`` also ``replay``, the game's replay records.
     """
     records = []
     for index, seating in enumerate(table.seatings):
@@ -132,13 +139,35 @@ def play_seatings(table: Table, players: Sequence[Sequence[Player]], game_seed: 
             used[e] += 1
         for seat, player in enumerate(seated):
             player.reset(player_seed(game_seed, index, seat))
-        game = Game(table.settings, seed=game_seed)
+        lines: list[dict[str, Any]] = []
+        if replay_meta is None:
+            game = Game(table.settings, seed=game_seed)
+            step = None
+        else:
+            recorder = GameRecorder(table.settings, [table.specs[e] for e in seating], lines.append, seed=game_seed,
+                                    meta={**replay_meta, "seating": index})
+            game, step = recorder.game, recorder.step
         dealer = game.dealer
-        play_game(game, seated)
+        play_game(game, seated, step)
         records.append(
             {"dealer": dealer, "totals": list(game.match_scores), "winner": game.winner, "hands": game.hands_completed}
         )
+        if lines:
+            records[-1]["replay"] = lines
     return records
+
+
+def pop_replays(records: list[list[dict[str, Any]]], meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """Take the replay records out of :func:`run_games`' results (``save_games``), in game and
+    seating order, adding ``meta`` to each game's ``meta``."""
+    lines = []
+    for game in records:
+        for seating in game:
+            for line in seating.pop("replay", ()):
+                if line["type"] == "game":
+                    line["meta"].update(meta)
+                lines.append(line)
+    return lines
 
 
 # ---------------------------------------------------------------------------- workers
@@ -152,10 +181,14 @@ def _init_worker(table: Table, loader: Callable[[str], Player], single_threaded:
         sys.modules["torch"].set_num_threads(1)
 
 
-def _play_chunk(job: tuple[int, int, int, int]) -> list[list[dict[str, Any]]]:
-    master_seed, stream, start, stop = job
+def _play_chunk(job: tuple[int, int, int, int, int]) -> list[list[dict[str, Any]]]:
+    master_seed, stream, start, stop, save = job
     table, players = _WORKER["table"], _WORKER["players"]
-    return [play_seatings(table, players, stream_seed(master_seed, stream, i)) for i in range(start, stop)]
+    return [
+        play_seatings(table, players, stream_seed(master_seed, stream, i),
+                      {"source": "pisti-eval", "stream": stream, "game": i} if i < save else None)
+        for i in range(start, stop)
+    ]
 
 
 def default_workers() -> int:
@@ -176,6 +209,7 @@ def run_games(
     loader: Callable[[str], Player] | None = None,
     chunk: int = 0,
     progress: Callable[[int], None] | None = None,
+    save_games: int = 0,
 ) -> list[list[dict[str, Any]]]:
     """Play ``count`` duplicate games (each once per seating) and return their records in order.
 
@@ -189,6 +223,7 @@ def run_games(
             the table's settings).
         chunk: games per job (0: automatic).
         progress: called with the number of games just finished, for a progress bar.
+        save_games: record the first ``save_games`` games as replays (each record's ``replay``).
     """
     if loader is None:
         loader = functools.partial(make_player, settings=table.settings)
@@ -200,7 +235,7 @@ def run_games(
         return []
     if chunk <= 0:
         chunk = max(1, min(100, count // (workers * 8) or 1))
-    jobs = [(master_seed, stream, s, min(s + chunk, count)) for s in range(0, count, chunk)]
+    jobs = [(master_seed, stream, s, min(s + chunk, count), save_games) for s in range(0, count, chunk)]
     results: list[list[dict[str, Any]]] = []
 
     def collect(chunks: Iterator[list[list[dict[str, Any]]]]) -> None:

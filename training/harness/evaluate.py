@@ -15,7 +15,8 @@ than a table holds every combination plays (a round-robin ladder); with fewer, t
 take the seats in turn (``A B A`` for two players at a 3-seat table).
 
 Output: a table on the terminal, ``report.json`` with every figure and the settings that
-produced it, ``ladder.png`` and ``heatmap.png`` in ``--out``.
+produced it, ``ladder.png`` and ``heatmap.png`` in ``--out``; with ``--save-games N`` also
+``games.jsonl``, the first N deals (and matches) of each table as replays (``pisti-replay``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from pisti_env.agents import Player, make_player
 
 from pisti_env.flags import add_settings_arguments, values_of
 from .analysis import ladder_ratings, summarize_table, win_matrices
-from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, run_games
+from pisti_env.replay import write_records
+from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, pop_replays, run_games
 from .report import format_report, versions, write_json
 
 RATING_METHOD_2 = "Bradley–Terry on hand outcomes (draw = half a win), Elo scale"
@@ -74,6 +76,8 @@ def evaluate(
     seatings: str = "auto",
     loader: Callable[[str], Player] | None = None,
     progress: bool = False,
+    save_games: int = 0,
+    replay_path: str | None = None,
     **variants: Any,
 ) -> dict[str, Any]:
     """Play the evaluation and return the report (see the module docstring).
@@ -91,6 +95,8 @@ def evaluate(
         loader: builds a player from a spec (default :func:`pisti_env.agents.make_player` for
             the table's settings, which refuses a checkpoint trained for another game).
         progress: show a progress bar (tqdm) on stderr.
+        save_games: write the first ``save_games`` deals (and matches) of each table, every
+            seating, as replays (:mod:`pisti_env.replay`) to ``replay_path``.
         **variants: other game settings of RULES.md (``double_pisti``, ``last_card_pisti``, …).
     """
     specs = list(players)
@@ -102,6 +108,9 @@ def evaluate(
     bootstrap = _check_count("bootstrap", bootstrap)
     if seatings not in SEATING_MODES:
         raise ValueError(f"seatings must be one of {SEATING_MODES}, got {seatings!r}")
+    save_games = _check_count("save_games", save_games)
+    if save_games and not replay_path:
+        raise ValueError("save_games needs a replay_path to write the replays to")
     if deals == 0 and matches == 0:
         raise ValueError("nothing to play: deals and matches are both 0")
     hand_settings = make_settings(num_players=num_players, partnerships=partnerships, target=None, **variants)
@@ -122,17 +131,18 @@ def evaluate(
 
         bar = tqdm(total=len(groups) * (deals + matches), unit="deal", file=sys.stderr, dynamic_ncols=True)
     start = time.perf_counter()
-    tables, rating_inputs = [], []
+    tables, rating_inputs, replays = [], [], []
     for group in groups:
         lineup = [pos % len(group) for pos in range(n)]  # players take the seats in turn
         table_seatings = make_seatings(lineup, hand_settings, seatings)
         group_specs = tuple(specs[g] for g in group)
-        kwargs = dict(workers=workers, loader=loader, progress=bar.update if bar else None)
+        kwargs = dict(workers=workers, loader=loader, progress=bar.update if bar else None, save_games=save_games)
         t0 = time.perf_counter()
         deal_records = run_games(Table(group_specs, table_seatings, hand_settings), deals, seed, stream=DEAL, **kwargs)
         match_records = run_games(
             Table(group_specs, table_seatings, match_settings), matches, seed, stream=MATCH, **kwargs
         )
+        replays += pop_replays(deal_records + match_records, {"table": list(group_specs), "versions": versions()})
         summary = summarize_table(deal_records, match_records, table_seatings, [names[g] for g in group],
                                   hand_settings)
         summary["seconds"] = time.perf_counter() - t0
@@ -179,6 +189,9 @@ def evaluate(
         ladder["players"] = names
         ladder["method"] = RATING_METHOD_2 if per_table == 2 else RATING_METHOD_N
         report["ladder"] = ladder
+    if replays:
+        write_records(replays, replay_path)  # type: ignore[arg-type]
+        report["settings"]["replays"] = {"games": save_games, "path": replay_path}
     report["timing"] = {
         "seconds": time.perf_counter() - start,
         "games": sum(len(t["seatings"]) for t in tables) * (deals + matches),
@@ -275,6 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default=None, help="output folder (default runs/eval_<players>)")
     parser.add_argument("--no-plots", action="store_true", help="write report.json only")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--save-games", type=int, default=0, metavar="N",
+                        help="write the first N deals (and matches) of each table as replays to <out>/games.jsonl "
+                             "(pisti-replay reads them; default 0)")
     add_settings_arguments(parser, exclude=("target",))  # matches use --target; deals are single hands
     return parser
 
@@ -283,6 +299,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     settings = values_of(args, SETTING_FLAGS)
+    out = args.out or os.path.join("runs", "eval_" + "_".join(
+        "".join(ch if ch.isalnum() else "-" for ch in os.path.basename(p)) for p in args.players))
     try:
         report = evaluate(
             args.players,
@@ -294,6 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             bootstrap=args.bootstrap,
             seatings=args.seatings,
             progress=not args.quiet,
+            save_games=args.save_games,
+            replay_path=os.path.join(out, "games.jsonl"),
             **settings,
         )
     except (ValueError, TypeError, RuntimeError) as err:
@@ -301,8 +321,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     report["settings"]["ladder_flag"] = args.ladder
     print(format_report(report))
-    out = args.out or os.path.join("runs", "eval_" + "_".join(
-        "".join(ch if ch.isalnum() else "-" for ch in os.path.basename(p)) for p in args.players))
     if args.no_plots:
         os.makedirs(out, exist_ok=True)
         path = os.path.join(out, "report.json")

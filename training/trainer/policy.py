@@ -55,16 +55,32 @@ class CheckpointPlayer:
         """The action for one decision; raises ``ValueError`` for an observation of another
         size than the network's (a checkpoint of other game settings)."""
         observation = view.observation() if isinstance(view, SeatView) else view
+        vector = self._vector(observation)
+        mask = torch.as_tensor(np.asarray(observation["action_mask"]) > 0)[None]
+        return int(self.act_batch(torch.from_numpy(vector)[None], mask, self.generator))
+
+    @torch.no_grad()
+    def action_probabilities(self, view: SeatView | Mapping[str, Any]) -> dict[int, float]:
+        """The policy's probability of each legal action for one decision, ``{action id:
+        probability}`` (the masked distribution it samples from; :meth:`act` with
+        ``deterministic`` plays the most likely one). Same argument and errors as :meth:`act`."""
+        observation = view.observation() if isinstance(view, SeatView) else view
+        vector = self._vector(observation)
+        mask = torch.as_tensor(np.asarray(observation["action_mask"]) > 0)[None]
+        probs = log_probs(self.network(torch.from_numpy(vector)[None]), mask)[0].exp()
+        return {int(a): float(probs[a]) for a in torch.nonzero(mask[0]).flatten().tolist()}
+
+    def _vector(self, observation: Mapping[str, Any]) -> np.ndarray:
+        """The observation vector, checked against the network's input size."""
         vector = np.asarray(observation["observation"], dtype=np.float32)
         if vector.shape != (self.network.observation_size,):
             raise ValueError(
                 f"policy {self.name!r} expects observations of size {self.network.observation_size} "
                 f"(game settings {self.settings}), got shape {vector.shape}: other game settings?"
             )
-        mask = torch.as_tensor(np.asarray(observation["action_mask"]) > 0)[None]
-        if not bool(mask.any()):
+        if not np.any(np.asarray(observation["action_mask"]) > 0):
             raise ValueError(f"policy {self.name!r} was asked to act with no legal action")
-        return int(self.act_batch(torch.from_numpy(vector)[None], mask, self.generator))
+        return vector
 
     @torch.no_grad()
     def act_batch(

@@ -1,0 +1,111 @@
+"""``pisti-replay``: step through a recorded game (``pisti-play`` writes one for every game,
+``pisti-eval --save-games N`` for the first deals of each table).
+
+Examples::
+
+    pisti-replay runs/play/pisti-play-20260101-120000-seed7.jsonl
+    pisti-replay runs/eval_expert_greedy/games.jsonl --game 3 --seat 1 --pause
+
+Every game is played through the engine again (:func:`pisti_env.replay.iter_replay`), which
+checks that every deck, hand result and the final scores come out as recorded. By default
+every hand is shown after each move (the spectator's table of :mod:`pisti_env.render`); with
+``--seat S`` only what seat S may know (its screen before each of its moves, R30–R31).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Sequence
+
+from ..agents import SeatView
+from ..replay import RecordedGame, ReplayError, iter_replay, read_replays
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pisti-replay", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("file", help="a replay file (JSON lines)")
+    parser.add_argument("--game", type=int, default=None, help="show only game K of the file (1-based)")
+    parser.add_argument("--seat", type=int, default=None, help="show only what this seat may know")
+    parser.add_argument("--pause", action="store_true", help="wait for Enter after each move (q then Enter stops)")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait after each move (default 0)")
+    parser.add_argument("--quiet", action="store_true", help="only check the games and print their results")
+    parser.add_argument("--no-color", action="store_true", help="no colours (also when NO_COLOR is set)")
+    return parser
+
+
+def _names(recorded: RecordedGame) -> list[str]:
+    names = recorded.header["meta"].get("names")
+    if isinstance(names, list) and len(names) == len(recorded.players):
+        return [str(n) for n in names]
+    return [f"{spec} ({s})" for s, spec in enumerate(recorded.players)]
+
+
+def show_game(recorded: RecordedGame, number: int, console, args: argparse.Namespace) -> bool:
+    """Replay one game on ``console``; returns ``False`` when the person stopped it."""
+    from ..render import render_text
+    from .events import describe_move, hand_summary, result_line, snapshot
+    from .screen import render_screen, side_names
+
+    names = _names(recorded)
+    meta = recorded.header["meta"]
+    seat = args.seat
+    console.print(f"── Game {number}: {' · '.join(names)} · {meta.get('source', 'unknown source')} ──", style="bold")
+    before = None
+    sides: list[str] = []
+    for _, record, game in iter_replay(recorded):
+        kind = record["type"]
+        watcher = SeatView(game, seat if seat is not None else 0)
+        if not sides:
+            sides = side_names(names, watcher)
+        if kind == "action" and not args.quiet:
+            console.print(describe_move(before, watcher, record["seat"], record["action"], names, viewer=seat))
+        if kind == "hand_end" and not args.quiet:
+            console.print(hand_summary(record["result"], sides, record["match_scores"], record["hand"],
+                                       recorded.settings.target))
+        if kind == "end":
+            if record["complete"]:
+                console.print(result_line(game.winner, sides, game.match_scores, recorded.settings.target is not None))
+            else:
+                console.print(f"The game was left unfinished after {game.hands_completed} hand(s).", style="bold")
+            console.print("The engine reproduces every recorded deck and result.")
+            return True
+        if not args.quiet and not game.done and kind in ("hand", "action"):
+            if seat is None:
+                console.print(render_text(game, names), highlight=False, markup=False)
+            elif game.turn == seat:
+                console.print(render_screen(watcher, names))
+            if args.delay > 0:
+                time.sleep(args.delay)
+            if args.pause and input().strip().lower() == "q":
+                return False
+        before = snapshot(watcher)
+    return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from rich.console import Console
+
+    console = Console(no_color=args.no_color or None, highlight=False, emoji=False)
+    try:
+        games = read_replays(args.file)
+        if args.game is not None and not 1 <= args.game <= len(games):
+            raise ValueError(f"--game must be 1..{len(games)} (the file holds {len(games)} game(s)), got {args.game}")
+        chosen = range(len(games)) if args.game is None else [args.game - 1]
+        for i in chosen:
+            n = games[i].settings.num_players
+            if args.seat is not None and not 0 <= args.seat < n:
+                raise ValueError(f"--seat must be 0..{n - 1} for game {i + 1}, got {args.seat}")
+            if not show_game(games[i], i + 1, console, args):
+                break
+    except (OSError, ReplayError, ValueError) as err:
+        print(f"pisti-replay: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
