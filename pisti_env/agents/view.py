@@ -277,6 +277,8 @@ class SeatView(ClaimQueries):
     captured_count = _side_counter(Counter.CAPTURED, "Cards captured this hand per side (R21).")
     public_points = _side_counter(Counter.PUBLIC_POINTS, "Points this hand every seat can count per side (R30).")
     pisti_points = _side_counter(Counter.PISTI_POINTS, "Pişti points this hand per side (R13–R17).")
+    pistis = _side_counter(Counter.PISTIS, "Piştis this hand per side, double ones included (R13–R17; a believed or "
+                                           "proven claim counts, R29): every seat sees them made.")
     match_scores = _side_counter(Counter.MATCH_SCORES, "Match totals of the finished hands per side (R24).")
     bluff_points = _side_counter(Counter.BLUFF_POINTS, "Bluff points received this hand per side (R29).")
 

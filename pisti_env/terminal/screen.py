@@ -121,13 +121,13 @@ def render_screen(view: SeatView, names: Sequence[str]) -> Text:
             out.append_text(Text.assemble(" (holds the shown ", card_text(view.stock_bottom), ")"))  # type: ignore[arg-type]
         out.append("\n")
 
-    header = f"{'side':<{max(len(n) for n in sides)}}  captured  points  pişti pts"
+    header = f"{'side':<{max(len(n) for n in sides)}}  captured  points  piştis  pişti pts"
     header += "  bluff pts" if s.bluff else ""
     out.append(header + "\n", style="underline")
-    captured, points, pisti = view.captured_count, view.public_points, view.pisti_points
+    captured, points, pistis, pisti = view.captured_count, view.public_points, view.pistis, view.pisti_points
     bluff = view.bluff_points
     for side, name in enumerate(sides):
-        row = f"{name:<{max(len(n) for n in sides)}}  {captured[side]:>8}  {points[side]:>6}  {pisti[side]:>9}"
+        row = f"{name:<{max(len(n) for n in sides)}}  {captured[side]:>8}  {points[side]:>6}  {pistis[side]:>6}  {pisti[side]:>9}"
         row += f"  {bluff[side]:>9}" if s.bluff else ""
         out.append(row + "\n")
     last = view.last_capturer
