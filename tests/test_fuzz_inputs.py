@@ -13,6 +13,7 @@ import random
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -155,8 +156,6 @@ def test_env_refuses_bad_input_and_changes_nothing(seed, moves, action, reset_se
 
 
 # ------------------------------------------------------------------ the batched engine
-
-torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
