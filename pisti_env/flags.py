@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import re
 import types
@@ -175,7 +176,7 @@ def fail(prog: str, error: Any) -> int:
 
 def bounded(kind: type, low: float | None = None, high: float | None = None, *, low_open: bool = False,
             name: str | None = None) -> Callable[[str], Any]:
-    """An argparse ``type=`` parsing an ``int`` (``1.2e7`` allowed) or ``float`` within
+    """An argparse ``type=`` parsing an ``int`` (``1.2e7`` allowed) or a finite ``float`` within
     ``low..high`` (``low`` excluded with ``low_open``); ``name`` is what the usage calls it."""
     parse = _int if kind is int else float
     if low is not None and high is not None:
@@ -191,7 +192,7 @@ def bounded(kind: type, low: float | None = None, high: float | None = None, *, 
             value = parse(text)
         except (ValueError, OverflowError, argparse.ArgumentTypeError):
             raise argparse.ArgumentTypeError(f"expected {noun} {allowed}, got {text!r}".replace("  ", " ")) from None
-        if value != value or (low is not None and (value <= low if low_open else value < low)) or (
+        if not math.isfinite(value) or (low is not None and (value <= low if low_open else value < low)) or (
             high is not None and value > high
         ):
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")

@@ -41,6 +41,7 @@ TRAIN = [
     (["--gamma", "1.5"], "--gamma"),
     (["--learning-rate", "0"], "--learning-rate"),
     (["--learning-rate", "nan"], "--learning-rate"),
+    (["--clip-coef", "inf"], "--clip-coef"),
     (["--self-play-share", "-0.1"], "--self-play-share"),
     (["--pool-margin-decay", "0"], "--pool-margin-decay"),
     (["--target-kl", "-1"], "--target-kl"),
