@@ -6,6 +6,12 @@ takes the rule variants from :class:`pisti_env.rules.Settings`' own field list
 
 Flags are ``--field-name``; booleans get ``--x/--no-x``; ``X | None`` fields accept ``none``;
 tuples take several values; ints accept ``1.2e7``.
+
+Validation, shared by every CLI: :class:`ArgumentParser` answers a bad flag with one line and
+exit status 2; the ``type=`` checkers (:func:`bounded` and its ``positive_int``, ``probability``
+…, :func:`writable_dir`, :func:`writable_file`, :func:`checkpoint_dir`) refuse a bad value while
+parsing, before anything runs; :func:`check_player_specs` builds the players of a run up front;
+:func:`fail` prints an error found after parsing the same way.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import dataclasses
 import math
 import os
 import re
+import sys
 import types
 import typing
 from typing import Any, Callable, Iterable, Mapping
@@ -168,8 +175,6 @@ def one_line(message: Any) -> str:
 def fail(prog: str, error: Any) -> int:
     """Print ``error`` as the one-line answer ``PROG: error: ...`` on stderr; returns 2, the
     exit status of every CLI for bad input."""
-    import sys
-
     print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
     return 2
 
