@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .arguments import is_integer
 from .actions import BELIEVE, CHALLENGE, FACE_DOWN, action_to_text
 from .cards import NUM_CARD_IDS
 from .claims import may_claim
@@ -21,7 +22,7 @@ def resolve_action(game: Game, action: Any, seat: int) -> tuple[int, int]:
     bluff = game.settings.bluff
     top = game.num_actions - 1
     what = "an int card id" if not bluff else "an int action id"
-    if isinstance(action, bool) or not hasattr(action, "__index__") or isinstance(action, str):
+    if not is_integer(action):  # the library's one rule (pisti_env.arguments)
         raise TypeError(f"an action must be {what} 0..{top}, got {type(action).__name__} {action!r}")
     action = int(action)
     legal = game.legal_actions()

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .arguments import is_integer
 from .cards import NUM_CARD_IDS, card_to_text
 
 FACE_DOWN = NUM_CARD_IDS  # + card id: play that card face down, claiming a pişti (R29)
@@ -48,7 +49,7 @@ def action_id(action: Any, num_actions: int) -> int:
     Raises:
         TypeError: for anything else, naming the type (and an array's shape and dtype).
     """
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+    if is_integer(action):  # the library's one rule (pisti_env.arguments)
         return int(action)
     item = getattr(action, "item", None)
     if callable(item):

@@ -10,8 +10,9 @@ them apart internally by *physical index* ``copy * 52 + id`` (so ``physical % 52
 
 from __future__ import annotations
 
-import numbers
 from typing import Iterable
+
+from .arguments import is_integer
 
 NUM_CARD_IDS = 52
 SUITS = "CDHS"
@@ -76,8 +77,7 @@ def parse_card(card: int | str) -> int:
                 f"(e.g. 'AC', '10D', 'JS')"
             )
         return _TEXT_TO_ID[key]
-    # numbers.Integral admits NumPy integers; bool is an int subclass but never a card.
-    if isinstance(card, bool) or not isinstance(card, numbers.Integral):
+    if not is_integer(card):
         raise TypeError(
             f"a card must be an int id 0..51 or a text code like '10D', got {type(card).__name__}"
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from . import locations as loc
+from .arguments import check_sequence
 from .cards import HAND_SIZE, IS_JACK, NUM_CARD_IDS, TABLE_SIZE, card_to_text, parse_card
 from .counters import Counter, num_counters
 from .rules import Settings
@@ -20,13 +21,15 @@ if TYPE_CHECKING:
 
 def validated_deck(settings: Settings, deck: Sequence[int | str]) -> list[int]:
     """Card ids of a deck given by the caller, checked (R6, R7, R27)."""
-    if isinstance(deck, (str, bytes)) or not hasattr(deck, "__len__"):
-        raise TypeError(f"deck must be a list of card ids or text codes, got {type(deck).__name__}")
+    check_sequence(deck, "deck", "a list (or other sequence) of card ids or text codes, item 0 dealt first")
     decks = settings.decks
     expected = NUM_CARD_IDS * decks
     if len(deck) != expected:
         raise ValueError(f"deck must hold {expected} cards ({decks} deck(s) of 52), got {len(deck)}")
-    ids = [parse_card(c) for c in deck]
+    try:
+        ids = [parse_card(c) for c in deck]
+    except (TypeError, ValueError) as error:  # name the argument
+        raise type(error)(f"deck: {error}") from None
     counts = [0] * NUM_CARD_IDS
     for c in ids:
         counts[c] += 1

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-import argparse
 import random
 
 import numpy as np
 
 from . import env as make_env
-from .flags import add_settings_arguments, values_of
+from .flags import ArgumentParser, add_settings_arguments, fail, non_negative_int, values_of
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Play one Pişti game with random legal moves and print it.")
-    parser.add_argument("--seed", type=int, default=0, help="deal and policy seed (default 0)")
+def main(argv: list[str] | None = None) -> int:
+    """Run the demo with ``argv`` (default ``sys.argv[1:]``); returns the exit status (2 with a
+    one-line message on stderr for bad flags or settings)."""
+    parser = ArgumentParser(prog="pisti-demo", description="Play one Pişti game with random legal moves and print it.")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="deal and policy seed (default 0)")
     parser.add_argument("--quiet", action="store_true", help="print only the final result")
     settings = add_settings_arguments(parser, defaults={"target": None})  # one hand unless a target is given
     args = parser.parse_args(argv)
 
-    env = make_env(**values_of(args, settings), render_mode="ansi")
+    try:
+        env = make_env(**values_of(args, settings), render_mode="ansi")
+    except (ValueError, TypeError) as error:  # bad settings: one line, no traceback
+        return fail("pisti-demo", error)
     env.reset(seed=args.seed)
     rng = random.Random(args.seed)
     totals = {agent: 0.0 for agent in env.possible_agents}
@@ -42,7 +46,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"  side {side} last hand: {r}")
     print("summed 'diff' reward per agent:", {a: round(r, 2) for a, r in totals.items()})
     print("winner:", "draw" if game.winner is None else f"side {game.winner}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

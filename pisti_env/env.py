@@ -250,17 +250,31 @@ class raw_env(AECEnv):
         self.agent_selection = self.possible_agents[game.turn]
         self._skip_agent_selection = None
 
+    def _started(self, method: str) -> Game:
+        """The live game; a ``RuntimeError`` naming ``method`` before the first ``reset()``."""
+        if self.game is None:
+            raise RuntimeError(f"pisti_v0: call reset() before {method}()")
+        return self.game
+
     # ------------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        game = self._started("observe")
+        if agent not in self.agent_name_mapping:
+            raise ValueError(f"unknown agent {agent!r}; the agents are {self.possible_agents}")
         seat = self.agent_name_mapping[agent]
-        game = self.game
         mask = np.zeros(self.num_actions, dtype=np.int8)
         if seat == game.turn and not self._episode_over:
             mask[game.legal_actions()] = 1
         return {"observation": self.encoder.encode(game, seat), "action_mask": mask}
 
     # ------------------------------------------------------------------ step
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last()``; a ``RuntimeError`` before the first ``reset()``."""
+        self._started("last")
+        return super().last(observe)
+
     def step(self, action: int | None) -> None:
+        self._started("step")
         if not self.agents:
             raise ValueError("the episode is over and every agent has left: call reset() to play again")
         agent = self.agent_selection
@@ -285,8 +299,12 @@ class raw_env(AECEnv):
         self._set_rewards()
         self._accumulate_rewards()
         if game.hands_completed != hands_before:
-            info = {"hand_result": game.last_hand_result, "match_scores": list(game.match_scores)}
-            self.infos = {a: dict(info, side=self.settings.side_of(self.agent_name_mapping[a])) for a in self.agents}
+            # Every agent its own copies: an agent editing its info changes neither the game nor another's.
+            self.infos = {
+                a: {"hand_result": game.last_hand_result, "match_scores": list(game.match_scores),
+                    "side": self.settings.side_of(self.agent_name_mapping[a])}
+                for a in self.agents
+            }
         if game.done:
             self.terminations = {a: True for a in self.agents}
             self._episode_over = True

@@ -6,13 +6,22 @@ takes the rule variants from :class:`pisti_env.rules.Settings`' own field list
 
 Flags are ``--field-name``; booleans get ``--x/--no-x``; ``X | None`` fields accept ``none``;
 tuples take several values; ints accept ``1.2e7``.
+
+Validation, shared by every CLI: :class:`ArgumentParser` answers a bad flag with one line and
+exit status 2; the ``type=`` checkers (:func:`bounded` and its ``positive_int``, ``probability``
+…, :func:`writable_dir`, :func:`writable_file`, :func:`checkpoint_dir`) refuse a bad value while
+parsing, before anything runs; :func:`check_player_specs` builds the players of a run up front;
+:func:`fail` prints an error found after parsing the same way.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
+import os
 import re
+import sys
 import types
 import typing
 from typing import Any, Callable, Iterable, Mapping
@@ -142,3 +151,143 @@ def add_settings_arguments(
         parser, Settings, exclude=exclude, aliases=SETTINGS_ALIASES, converters={"target": _target},
         title="game settings (RULES.md)", defaults=defaults,
     )
+
+
+# ---------------------------------------------------------------------- validation
+# Every CLI answers bad input with one line on stderr and exit status 2 (never a traceback), and
+# checks what it can before the run starts: the value flags through these ``type=`` functions
+# (argparse names the flag in the message), the paths' access before anything is computed.
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors are one line, ``PROG: error: MESSAGE``, on
+    stderr with exit status 2 (argparse's own prints the usage first, many lines for our CLIs)."""
+
+    def error(self, message: str) -> typing.NoReturn:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
+
+
+def one_line(message: Any) -> str:
+    """``message`` as one line (its lines joined with ``; ``)."""
+    return "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+
+
+def fail(prog: str, error: Any) -> int:
+    """Print ``error`` as the one-line answer ``PROG: error: ...`` on stderr; returns 2, the
+    exit status of every CLI for bad input."""
+    print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
+    return 2
+
+
+def bounded(kind: type, low: float | None = None, high: float | None = None, *, low_open: bool = False,
+            name: str | None = None) -> Callable[[str], Any]:
+    """An argparse ``type=`` parsing an ``int`` (``1.2e7`` allowed) or a finite ``float`` within
+    ``low..high`` (``low`` excluded with ``low_open``); ``name`` is what the usage calls it."""
+    parse = _int if kind is int else float
+    if low is not None and high is not None:
+        allowed = f"in ({low}, {high}]" if low_open else f"in [{low}, {high}]"
+    elif low is not None:
+        allowed = f"> {low}" if low_open else f">= {low}"
+    else:
+        allowed = f"<= {high}" if high is not None else ""
+    noun = "a whole number" if kind is int else "a number"
+
+    def convert(text: str) -> Any:
+        try:
+            value = parse(text)
+        except (ValueError, OverflowError, argparse.ArgumentTypeError):
+            raise argparse.ArgumentTypeError(f"expected {noun} {allowed}, got {text!r}".replace("  ", " ")) from None
+        if not math.isfinite(value) or (low is not None and (value <= low if low_open else value < low)) or (
+            high is not None and value > high
+        ):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
+        return value
+
+    convert.__name__ = name or kind.__name__
+    return convert
+
+
+positive_int = bounded(int, 1, name="positive int")
+non_negative_int = bounded(int, 0, name="non-negative int")
+positive_float = bounded(float, 0, low_open=True, name="positive float")
+non_negative_float = bounded(float, 0, name="non-negative float")
+probability = bounded(float, 0, 1, name="probability")
+
+
+def _nearest_existing(path: str) -> str:
+    here = os.path.abspath(path)
+    while not os.path.exists(here):
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return here
+
+
+def writable_dir(text: str) -> str:
+    """An argparse ``type=``: a directory that exists and can be written, or can be created
+    (its nearest existing ancestor is a writable directory). Nothing is created here."""
+    if os.path.exists(text):
+        if not os.path.isdir(text):
+            raise argparse.ArgumentTypeError(f"{text!r} exists and is not a directory")
+        if not os.access(text, os.W_OK | os.X_OK):
+            raise argparse.ArgumentTypeError(f"directory {text!r} is not writable")
+        return text
+    base = _nearest_existing(text)
+    if not os.path.isdir(base):
+        raise argparse.ArgumentTypeError(f"cannot create directory {text!r}: {base!r} is not a directory")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"cannot create directory {text!r}: {base!r} is not writable")
+    return text
+
+
+def writable_file(text: str) -> str:
+    """An argparse ``type=``: a file path that can be written (an existing writable file, or a
+    new one in a directory that exists or can be created). Nothing is created here."""
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory, not a file")
+    if os.path.exists(text):
+        if not os.access(text, os.W_OK):
+            raise argparse.ArgumentTypeError(f"file {text!r} is not writable")
+        return text
+    try:
+        writable_dir(os.path.dirname(os.path.abspath(text)))
+    except argparse.ArgumentTypeError as error:
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {error}") from None
+    return text
+
+
+def checkpoint_dir(text: str) -> str:
+    """An argparse ``type=``: a readable directory holding a checkpoint's ``metadata.json``
+    (its contents are checked when it is loaded)."""
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory (a checkpoint directory is expected)")
+    metadata = os.path.join(text, "metadata.json")
+    if not os.path.isfile(metadata) or not os.access(metadata, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a checkpoint directory: no readable metadata.json in it")
+    return text
+
+
+def check_player_specs(specs: Iterable[str], settings: Settings | None = None) -> None:
+    """Build every player of ``specs`` once (a registered name with its options, or a
+    checkpoint directory, checked against ``settings``), so a bad spec fails before a run,
+    not hours into it. Raises the registry's ``ValueError``/``TypeError`` (or the checkpoint
+    loader's ``CheckpointError``, a ``ValueError``)."""
+    from pisti_env.agents import agent_names, make_player
+
+    for spec in specs:
+        if isinstance(spec, str) and spec.partition(":")[0].strip().lower() not in agent_names() and os.path.exists(spec):
+            try:
+                checkpoint_dir(spec)
+            except argparse.ArgumentTypeError as error:
+                raise ValueError(f"player {error}") from None
+        make_player(spec, settings=settings)
+
+
+def check_path(check: Callable[[str], str], text: str, flag: str) -> str:
+    """``check(text)`` (one of the path ``type=`` functions above) for a path known only after
+    parsing (a default built from other flags); its complaint as a ``ValueError`` naming ``flag``."""
+    try:
+        return check(text)
+    except argparse.ArgumentTypeError as error:
+        raise ValueError(f"argument {flag}: {error}") from None

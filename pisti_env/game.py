@@ -45,6 +45,7 @@ from typing import Any, Sequence
 
 from . import locations as loc
 from .action_checks import resolve_action
+from .arguments import check_int
 from .actions import BELIEVE, CHALLENGE, FACE_DOWN
 from .cards import JACK, NUM_CARD_IDS, RANK
 from .claims import answer, may_claim, play_face_down
@@ -101,15 +102,11 @@ class Game:
         self.num_players = n
         self.num_sides = settings.num_sides
         self.side_of = tuple(settings.side_of(s) for s in range(n))
-        self.rng = random.Random(seed)
+        self.rng = random.Random(None if seed is None else check_int(seed, "seed", none=True))
         # The dealer is always drawn, so a given dealer does not change the decks a seed deals.
         drawn_dealer = self.rng.randrange(n)
         if dealer is not None:
-            if isinstance(dealer, bool) or not hasattr(dealer, "__index__"):
-                raise TypeError(f"dealer must be an int seat 0..{n - 1}, got {type(dealer).__name__} {dealer!r}")
-            dealer = int(dealer)
-            if not 0 <= dealer < n:
-                raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer}")
+            dealer = check_int(dealer, "dealer", low=0, high=n - 1, kind="seat")
         else:
             dealer = drawn_dealer
         first_deck = None if deck is None else physical_deck(settings, validated_deck(settings, deck))
@@ -165,8 +162,9 @@ class Game:
 
     @property
     def last_hand_result(self) -> list[dict[str, int]] | None:
-        """Per-side result of the last finished hand (see :meth:`hand_scores`), or ``None``."""
-        return self.hand_results[-1] if self.hand_results else None
+        """Per-side result of the last finished hand (see :meth:`hand_scores`), or ``None``: a
+        copy, so editing it changes neither the game nor what it hands out next."""
+        return [dict(side) for side in self.hand_results[-1]] if self.hand_results else None
 
     def legal_actions(self) -> list[int]:
         """Sorted action ids the seat to move may take: any card in its hand (R9); with the

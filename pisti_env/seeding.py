@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
+from .arguments import check_int
 
 
 def next_game_seed(seed: int | None, seeder: random.Random | None) -> tuple[random.Random, int]:
@@ -17,11 +17,10 @@ def next_game_seed(seed: int | None, seeder: random.Random | None) -> tuple[rand
     (``None`` before the first reset). ``seeder`` itself is never moved on: the env keeps the
     new one only once its reset has succeeded. Raises ``TypeError`` for a seed that is not an int."""
     if seed is not None:
-        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
-        new = random.Random(int(seed))
+        seed = check_int(seed, "seed", none=True)
+        new = random.Random(seed)
         new.getrandbits(63)  # so the next unseeded reset does not replay this seed
-        return new, int(seed)
+        return new, seed
     new = random.Random()
     if seeder is not None:
         new.setstate(seeder.getstate())  # a copy, so a failed reset moves nothing

@@ -41,6 +41,7 @@ import gymnasium
 import numpy as np
 
 from .actions import action_id
+from .arguments import check_int
 from .agents import Player, SeatView, as_player
 from .game import Game
 from .observation import ObservationEncoder
@@ -62,11 +63,7 @@ def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
 def check_seat(seat: Any, num_players: int, what: str) -> int | None:
     if seat is None:
         return None
-    if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)):
-        raise TypeError(f"{what} must be an int seat 0..{num_players - 1} or None (drawn), got {type(seat).__name__} {seat!r}")
-    if not 0 <= int(seat) < num_players:
-        raise ValueError(f"{what} must be a seat 0..{num_players - 1} or None (drawn), got {int(seat)}")
-    return int(seat)
+    return check_int(seat, what, low=0, high=num_players - 1, kind="seat", none=True)
 
 
 def check_reset_options(options: dict[str, Any] | None, num_players: int) -> tuple[dict[str, Any], int | None]:
@@ -211,7 +208,7 @@ class PistiEnv(gymnasium.Env):
         self._play_others()
         info = self._info()
         if game.hands_completed != hands_before:
-            info["hand_result"] = [dict(side) for side in game.last_hand_result]
+            info["hand_result"] = game.last_hand_result  # a copy
             info["match_scores"] = list(game.match_scores)
         if self.render_mode == "human":
             self.render()

@@ -51,6 +51,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .agents import Player, as_batched_player
+from .arguments import check_int
 from .batched import BatchedPisti, BatchStep
 from .observation import ObservationEncoder
 from .rewards import REWARD_MODES
@@ -95,16 +96,15 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         device: str | torch.device = "cpu",
         **settings: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        num_envs = check_int(num_envs, "num_envs", low=1)
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         if output not in OUTPUT_MODES:
             raise ValueError(f"output must be one of {OUTPUT_MODES}, got {output!r}")
         self.settings = s = make_settings(**settings)
         n = s.num_players
-        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n):
-            raise ValueError(f"seat must be a seat 0..{n - 1} or None (drawn), got {seat!r}")
+        if seat is not None:
+            seat = check_int(seat, "seat", low=0, high=n - 1, kind="seat", none=True)
         if partner is not None and not s.partnerships:
             raise ValueError("partner is only for partnerships (4 players, partnerships=True); leave it None")
         self.num_envs = int(num_envs)
@@ -140,8 +140,8 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         if not set(options) <= set(RESET_OPTIONS):
             bad = sorted(str(k) for k in options if k not in RESET_OPTIONS)
             raise ValueError(f"unknown reset option(s) {bad}; known: {list(RESET_OPTIONS)}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+        if seed is not None:
+            seed = check_int(seed, "seed", low=0, none=True)
         seats = options.get("seats")
         if seats is not None:
             seats = torch.as_tensor(np.asarray(seats), device=self.device)
@@ -279,33 +279,34 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         }
 
     def _infos(self, done: torch.Tensor, hand: dict[str, Any] | None, final_seat: torch.Tensor | None = None) -> dict[str, Any]:
-        """Gymnasium's vector infos: arrays with their ``"_key"`` masks (see the module docstring)."""
+        """Gymnasium's vector infos: arrays with their ``"_key"`` masks (see the module docstring);
+        copies, so editing them changes nothing in the env."""
         N = self.num_envs
         everywhere = np.ones(N, dtype=np.bool_)
         seat = self._seat
         infos: dict[str, Any] = {
-            "seat": seat.cpu().numpy(), "_seat": everywhere,
-            "side": self._side_of[seat].cpu().numpy(), "_side": everywhere,
+            "seat": seat.cpu().numpy().copy(), "_seat": everywhere,
+            "side": self._side_of[seat].cpu().numpy().copy(), "_side": everywhere,
         }
         if hand is None and not bool(done.any()):
             return infos
-        done_np = done.cpu().numpy()
+        done_np = done.cpu().numpy().copy()
         hand_mask = np.zeros(N, dtype=np.bool_) if hand is None else hand["mask"].cpu().numpy()
         live = hand_mask & ~done_np  # a hand ended in a game still going
         if live.any():
-            infos["hand_result"] = {k: v.cpu().numpy() for k, v in hand["hand_result"].items()}
+            infos["hand_result"] = {k: v.cpu().numpy().copy() for k, v in hand["hand_result"].items()}
             infos["_hand_result"] = live
-            infos["match_scores"] = hand["match_scores"].cpu().numpy()
+            infos["match_scores"] = hand["match_scores"].cpu().numpy().copy()
             infos["_match_scores"] = live
         if done_np.any():
             final = {
-                "seat": final_seat.cpu().numpy(), "_seat": done_np,
-                "side": self._side_of[final_seat].cpu().numpy(), "_side": done_np,
+                "seat": final_seat.cpu().numpy().copy(), "_seat": done_np,
+                "side": self._side_of[final_seat].cpu().numpy().copy(), "_side": done_np,
             }
             if hand is not None:
-                final["hand_result"] = {k: v.cpu().numpy() for k, v in hand["hand_result"].items()}
+                final["hand_result"] = {k: v.cpu().numpy().copy() for k, v in hand["hand_result"].items()}
                 final["_hand_result"] = done_np
-                final["match_scores"] = hand["match_scores"].cpu().numpy()
+                final["match_scores"] = hand["match_scores"].cpu().numpy().copy()
                 final["_match_scores"] = done_np
             infos["final_info"], infos["_final_info"] = final, done_np
             infos["final_obs"], infos["_final_obs"] = np.full(N, None, dtype=object), done_np

@@ -572,3 +572,132 @@ def test_determinize_numpy_seat_accepted():
     g = fresh_game()
     d = g.determinize(np.int64(1), 0)
     assert sorted(d.hands[1]) == sorted(g.hands[1])  # its own hand is known to the seat
+
+
+# --------------------------------------------------------------------------- one integer rule (issue 16.5)
+# pisti_env.arguments: an int or a NumPy integer is accepted everywhere (seeds, dealers, seats,
+# batch sizes, actions); bool, float, str are a TypeError naming the argument.
+
+NUMPY_INTS = [np.int64(3), np.int32(3), np.uint8(3), np.int16(3)]
+
+
+@pytest.mark.parametrize("value", NUMPY_INTS)
+def test_numpy_integers_accepted_as_seeds_everywhere(value):
+    from pisti_env.agents import make_player
+
+    assert list(Game(seed=value).deck) == list(Game(seed=3).deck)
+    e = pisti_env.env()
+    e.reset(seed=value)
+    assert list(e.unwrapped.game.deck) == list(Game(seed=3).deck)
+    make_player("greedy", value)
+    torch = pytest.importorskip("torch")
+    from pisti_env.batched import BatchedPisti
+
+    a, b = BatchedPisti(value, seed=value), BatchedPisti(3, seed=3)
+    assert a.batch_size == 3 and type(a.batch_size) is int
+    assert torch.equal(a.reset().observation, b.reset().observation)
+
+
+@pytest.mark.parametrize("value, kind", [(3.0, "float"), ("3", "str"), (True, "bool"), (np.bool_(True), "bool"),
+                                         (np.float32(3), "float32"), ([3], "list")])
+def test_non_integers_refused_as_seeds_everywhere(value, kind):
+    from pisti_env.agents import make_player
+
+    message = rf"seed must be an int.*got {kind}"
+    with pytest.raises(TypeError, match=message):
+        Game(seed=value)
+    e = pisti_env.env()
+    with pytest.raises(TypeError, match=message):
+        e.reset(seed=value)
+    with pytest.raises(TypeError, match=message):
+        make_player("greedy", value)
+    pytest.importorskip("torch")
+    from pisti_env.batched import BatchedPisti
+
+    with pytest.raises(TypeError, match=message):
+        BatchedPisti(2, seed=value)
+    with pytest.raises(TypeError, match=rf"batch_size must be an int >= 1, got {kind}"):
+        BatchedPisti(value)
+
+
+@pytest.mark.parametrize("value", [3.0, "3", True])
+def test_non_integer_dealers_refused_by_the_batched_engine_too(value):
+    pytest.importorskip("torch")
+    from pisti_env.batched import BatchedPisti
+
+    engine = BatchedPisti(2, num_players=4)
+    with pytest.raises(TypeError, match=r"dealer of game 1 must be an int seat 0\.\.3"):
+        engine.reset(dealers=[0, value])
+    engine.reset(dealers=[np.int64(1), 2])
+
+
+@pytest.mark.parametrize("deck, kind", [(set(range(52)), "set"), (frozenset(range(52)), "frozenset"),
+                                        (dict.fromkeys(range(52)), "dict"), (iter(range(52)), "range_iterator")])
+def test_unordered_decks_refused(deck, kind):
+    """A deck is dealt in order (R6): a set or a mapping has none (they were accepted)."""
+    with pytest.raises(TypeError, match=rf"deck must be a list.*got {kind}"):
+        Game(seed=0, deck=deck)
+    pytest.importorskip("torch")
+    from pisti_env.batched import BatchedPisti
+
+    with pytest.raises(TypeError, match=rf"deck of game 0 must be a sequence.*got {kind}"):
+        BatchedPisti(1).reset(decks=[deck])
+    with pytest.raises(TypeError, match=r"decks must be a sequence"):
+        BatchedPisti(1).reset(decks={tuple(range(52))})
+
+
+@pytest.mark.parametrize("deck", [tuple(range(52)), range(52), np.arange(52)])
+def test_ordered_decks_accepted(deck):
+    assert list(Game(seed=0, deck=deck).deck) == list(Game(seed=0, deck=list(range(52))).deck)
+
+
+def test_hand_results_handed_out_are_copies():
+    """info["hand_result"] was the engine's own object, shared by every agent's info."""
+    e = pisti_env.env(target=None)
+    e.reset(seed=0)
+    _play_env_to_end(e)
+    game = e.unwrapped.game
+    truth = copy.deepcopy(game.hand_results)
+    infos = [e.infos[a]["hand_result"] for a in e.agents]
+    assert infos[0] == infos[1] == truth[-1] and infos[0] is not infos[1]
+    infos[0][0]["total"] += 100
+    infos[1].append("junk")
+    e.infos[e.agents[0]]["match_scores"].append(5)
+    mine = game.last_hand_result
+    mine[1]["total"] = -1
+    assert game.hand_results == truth and game.last_hand_result == truth[-1]
+    assert e.infos[e.agents[1]]["hand_result"] == [dict(r) for r in truth[-1]] + ["junk"]  # its own copy only
+    assert list(game.match_scores) == list(e.infos[e.agents[1]]["match_scores"])
+
+
+def test_vector_env_infos_are_copies():
+    """The vector env's info arrays shared memory with its own tensors (``.numpy()`` of a CPU
+    tensor): writing into ``infos["seat"]`` moved the learners' seats."""
+    torch = pytest.importorskip("torch")
+    from pisti_env.vector import PistiVectorEnv
+
+    venv = PistiVectorEnv(4, opponent="random", target=None)
+    venv.reset(seed=0)
+    hands_seen = 0
+    for _ in range(60):
+        mask = np.asarray(venv.action_masks())
+        _, _, _, _, infos = venv.step(mask.argmax(1))
+        seat = venv._seat.clone()
+        for key, value in list(infos.items()) + list(infos.get("final_info", {}).items()):
+            if isinstance(value, np.ndarray) and value.dtype != object and not key.startswith("_"):
+                value[...] = 0 if value.dtype == np.bool_ else 3
+        hands_seen += "hand_result" in infos.get("final_info", {})
+        assert torch.equal(venv._seat, seat)
+    assert hands_seen
+
+
+@pytest.mark.parametrize("call", ["step", "observe", "last"])
+def test_raw_env_before_reset_clear_error(call):
+    """It failed with AttributeError ('NoneType' object has no attribute 'turn', ...)."""
+    e = pisti_env.raw_env()
+    run = {"step": lambda: e.step(e.game.legal_actions()[0] if e.game else 0), "observe": lambda: e.observe("player_0"),
+           "last": lambda: e.last()}[call]
+    with pytest.raises(RuntimeError, match=rf"call reset\(\) before {call}\(\)"):
+        run()
+    e.reset(seed=0)
+    run()  # fine once reset

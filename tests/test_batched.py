@@ -498,7 +498,7 @@ def test_R29_hidden_information_covers_what_the_seat_cannot_see_face_down_cards_
         (dict(bluff_jack_double=True), ValueError, "needs bluff=True"),
         (dict(num_players=7), ValueError, "num_players"),
         (dict(reward="score"), ValueError, "reward must be 'diff' or 'win'"),
-        (dict(seed=-1), ValueError, "seed must be a non-negative int"),
+        (dict(seed=-1), ValueError, r"seed must be an int >= 0, got -1"),
         (dict(colour="red"), ValueError, "unknown setting"),
     ],
 )
@@ -508,7 +508,7 @@ def test_bad_settings(kwargs, error, message):
 
 
 def test_bad_batch_size_decks_and_dealers():
-    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+    with pytest.raises(ValueError, match=r"batch_size must be an int >= 1, got 0"):
         BatchedPisti(0)
     engine = BatchedPisti(2, num_players=2)
     good = [list(range(52)), list(range(51, -1, -1))]

@@ -19,6 +19,7 @@ import inspect
 import os
 from typing import Any, Callable
 
+from ..arguments import check_int
 from ..rules import Settings
 from .base import Agent, BatchedPlayer, Player, StatePlayer, has_batched_form, needs_engine_state
 from .bluffer import BlufferAgent, challenger
@@ -101,10 +102,12 @@ def make_player(
         **options: more constructor options of a registered player; they override the spec's.
 
     Raises ``TypeError`` for a non-string spec, ``ValueError`` for a spec that is neither a
-    registered name nor an existing path, or an unknown option (naming the allowed ones), and
-    whatever the player's constructor raises for a bad value.
+    registered name nor an existing path, or an unknown option (naming the allowed ones),
+    ``TypeError`` for a seed that is not an int (or ``None``), and whatever the player's constructor raises for a bad value.
     """
     _check_spec(spec)
+    if seed is not None:
+        seed = check_int(seed, "seed", none=True)  # the library's one rule (pisti_env.arguments)
     if spec.partition(":")[0].strip().lower() in AGENTS:
         return _scripted(spec, seed, settings, options)
     if not os.path.exists(spec):

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..arguments import check_int, check_sequence
 from ..cards import JACK, NUM_CARD_IDS, RANK, TABLE_SIZE, parse_card
 from ..observation import ObservationEncoder
 from ..rules import make_settings
@@ -42,12 +43,10 @@ class BatchedPisti:
         reward: str = "diff",
         **settings: Any,
     ) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        batch_size = check_int(batch_size, "batch_size", low=1)
         if reward not in ("diff", "win"):
             raise ValueError(f"reward must be 'diff' or 'win', got {reward!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        seed = check_int(seed, "seed", low=0)
         self.settings = s = make_settings(**settings)
         if s.decks != 1:
             raise ValueError(
@@ -181,14 +180,22 @@ class BatchedPisti:
 
     def _validated_decks(self, decks: Any) -> torch.Tensor:
         B = self.batch_size
-        rows = decks.tolist() if isinstance(decks, torch.Tensor) else [list(d) for d in decks]
+        what = f"a sequence of {B} decks (each a sequence of card ids or text codes) or a ({B}, 52) tensor"
+        if isinstance(decks, torch.Tensor):
+            rows = decks.tolist()
+        else:
+            rows = [list(check_sequence(d, f"deck of game {i}", "a sequence of card ids or text codes"))
+                    for i, d in enumerate(check_sequence(decks, "decks", what))]
         if len(rows) != B:
             raise ValueError(f"decks must hold one deck per game ({B}), got {len(rows)}")
         ids = []
         for i, row in enumerate(rows):
             if len(row) != NUM_CARD_IDS:
                 raise ValueError(f"deck of game {i} must hold {NUM_CARD_IDS} cards, got {len(row)}")
-            cards = [parse_card(c) for c in row]
+            try:
+                cards = [parse_card(c) for c in row]
+            except (TypeError, ValueError) as error:  # name the argument
+                raise type(error)(f"deck of game {i}: {error}") from None
             if sorted(cards) != list(range(NUM_CARD_IDS)):
                 raise ValueError(f"deck of game {i} must hold every card exactly once")
             if all(RANK[c] == JACK for c in cards[:TABLE_SIZE]):
@@ -198,12 +205,12 @@ class BatchedPisti:
         return cut_stock_bottom(deck, self.tables.rank) if self.settings.show_stock_bottom else deck
 
     def _validated_dealers(self, dealers: Any) -> torch.Tensor:
-        values = dealers.tolist() if isinstance(dealers, torch.Tensor) else list(dealers)
+        values = dealers.tolist() if isinstance(dealers, torch.Tensor) else list(
+            check_sequence(dealers, "dealers", f"a sequence of {self.batch_size} seats or a tensor"))
         if len(values) != self.batch_size:
             raise ValueError(f"dealers must hold one seat per game ({self.batch_size}), got {len(values)}")
-        for i, d in enumerate(values):
-            if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 0 <= d < self.num_players:
-                raise ValueError(f"dealer of game {i} must be a seat 0..{self.num_players - 1}, got {d!r}")
+        values = [check_int(d, f"dealer of game {i}", low=0, high=self.num_players - 1, kind="seat")
+                  for i, d in enumerate(values)]
         return torch.tensor(values, dtype=torch.int64, device=self.device)
 
     def _validated_active(self, active: Any) -> torch.Tensor | None:
@@ -218,10 +225,13 @@ class BatchedPisti:
         """``actions`` as a (B,) int64 tensor on the device, each legal in its game (R9; R29
         with the bluff variant: legal in the game's mask). Where ``active`` is False the entry
         is ignored: replaced by the game's first legal action, which the step then discards."""
+        what = "action ids" if self.settings.bluff else "card ids"
         if not isinstance(actions, torch.Tensor):
-            actions = torch.as_tensor(np.asarray(actions))
+            try:
+                actions = torch.as_tensor(np.asarray(actions))
+            except (TypeError, ValueError, RuntimeError):
+                raise TypeError(f"actions must be an integer tensor or sequence of {what}, got {type(actions).__name__}") from None
         if actions.dtype.is_floating_point or actions.dtype == torch.bool or actions.is_complex():
-            what = "action ids" if self.settings.bluff else "card ids"
             raise TypeError(f"actions must be an integer tensor of {what}, got dtype {actions.dtype}")
         if actions.shape != (self.batch_size,):
             raise ValueError(f"actions must have shape ({self.batch_size},), got {tuple(actions.shape)}")

@@ -16,19 +16,18 @@ The referee reads the real face-down card from the engine; the players never do.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections import Counter
 from typing import Any, Sequence
 
 from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
 from pisti_env.agents import SeatView, make_player
+from pisti_env.arguments import check_int
 from pisti_env.cards import RANK
 from pisti_env.game import Game
 from pisti_env.rules import make_settings
 
-from pisti_env.flags import add_settings_arguments, values_of
+from pisti_env.flags import ArgumentParser, add_settings_arguments, fail, non_negative_int, positive_int, values_of, writable_file
 
 # Fixed by what is measured: two players, single hands, the bluff variant; every other setting is a flag.
 FIXED = ("num_players", "partnerships", "target", "decks", "bluff")
@@ -44,6 +43,7 @@ def bluff_statistics(specs: Sequence[str], deals: int, seed: int = 0, **settings
     """Counts and rates per player (keyed by spec) over ``deals`` deals x 2 seatings."""
     if len(specs) != 2:
         raise ValueError(f"bluff statistics compare two players, got {len(specs)}: {list(specs)}")
+    deals, seed = check_int(deals, "deals", low=1), check_int(seed, "seed", low=0)
     game_settings = make_settings(num_players=2, target=None, bluff=True, **settings)
     players = [make_player(spec, seed, settings=game_settings) for spec in specs]
     counts = [Counter() for _ in specs]
@@ -103,18 +103,17 @@ def bluff_statistics(specs: Sequence[str], deals: int, seed: int = 0, **settings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="pisti-bluff-stats", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="pisti-bluff-stats", description=__doc__.splitlines()[0])
     p.add_argument("players", nargs=2, help="two player specs (baseline names or checkpoint paths)")
-    p.add_argument("--deals", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", help="write the figures as JSON to this file")
+    p.add_argument("--deals", type=positive_int, default=1000)
+    p.add_argument("--seed", type=non_negative_int, default=0)
+    p.add_argument("--out", type=writable_file, help="write the figures as JSON to this file")
     variants = add_settings_arguments(p, exclude=FIXED)
     args = p.parse_args(argv)
     try:
         report = bluff_statistics(args.players, args.deals, args.seed, **values_of(args, variants))
-    except (ValueError, TypeError) as error:
-        print(f"pisti-bluff-stats: error: {error}", file=sys.stderr)
-        return 2
+    except (ValueError, TypeError, OSError) as error:
+        return fail("pisti-bluff-stats", error)
     for spec, figures in report.items():
         print(spec)
         for key, value in figures.items():

@@ -35,7 +35,10 @@ import numpy as np
 from pisti_env import Settings, make_settings
 from pisti_env.agents import Player, make_player
 
-from pisti_env.flags import add_settings_arguments, values_of
+from pisti_env.arguments import check_int
+from pisti_env.flags import (
+    ArgumentParser, add_settings_arguments, check_path, fail, non_negative_int, positive_int, values_of, writable_dir,
+)
 from .analysis import ladder_ratings, summarize_table, win_matrices
 from pisti_env.replay import write_records
 from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, pop_replays, run_games
@@ -44,12 +47,6 @@ from .report import format_report, versions, write_json
 RATING_METHOD_2 = "Bradley–Terry on hand outcomes (draw = half a win), Elo scale"
 RATING_METHOD_N = "Bradley–Terry on the pairwise outcomes within each hand (draw = half a win), Elo scale"
 SETTING_FLAGS = [f.name for f in dataclasses.fields(Settings) if f.name != "target"]  # --target: the matches' own
-
-
-def _check_count(name: str, value: Any, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def unique_names(specs: Sequence[str]) -> list[str]:
@@ -102,10 +99,10 @@ def evaluate(
     specs = list(players)
     if len(specs) < 2:
         raise ValueError(f"evaluate needs at least two players, got {specs}")
-    deals = _check_count("deals", deals)
-    matches = _check_count("matches", matches)
-    workers = _check_count("workers", workers, 1)
-    bootstrap = _check_count("bootstrap", bootstrap)
+    deals = check_int(deals, "deals", low=0)
+    matches = check_int(matches, "matches", low=0)
+    workers = check_int(workers, "workers", low=1)
+    bootstrap = check_int(bootstrap, "bootstrap", low=0)
     if seatings not in SEATING_MODES:
         raise ValueError(f"seatings must be one of {SEATING_MODES}, got {seatings!r}")
     save_games = _check_count("save_games", save_games)
@@ -271,21 +268,21 @@ def write_outputs(report: dict[str, Any], out_dir: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="pisti-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("players", nargs="+", help="baseline names (random, greedy, expert, pimc[:n=32], bluffer[:claim=1,answer=believe], challenger, ismcts[:n=100] with the openspiel extra) or checkpoint paths")
     parser.add_argument("--ladder", action="store_true",
                         help="round-robin ladder (implied when more players are given than a table holds)")
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per table (default 2000)")
-    parser.add_argument("--matches", type=int, default=100, help="duplicate matches per table (default 100; 0: none)")
-    parser.add_argument("--target", type=int, default=151, help="match target (R24, default 151)")
-    parser.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    parser.add_argument("--workers", type=int, default=default_workers(), help="processes (default: every core)")
-    parser.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the rating intervals")
+    parser.add_argument("--deals", type=non_negative_int, default=2000, help="duplicate deals per table (default 2000)")
+    parser.add_argument("--matches", type=non_negative_int, default=100, help="duplicate matches per table (default 100; 0: none)")
+    parser.add_argument("--target", type=positive_int, default=151, help="match target (R24, default 151)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="master seed (default 0)")
+    parser.add_argument("--workers", type=positive_int, default=default_workers(), help="processes (default: every core)")
+    parser.add_argument("--bootstrap", type=non_negative_int, default=200, help="bootstrap resamples for the rating intervals")
     parser.add_argument("--seatings", choices=SEATING_MODES, default="auto",
                         help="seat rotations, or every order of the players (auto: rotations with two sides)")
-    parser.add_argument("--out", default=None, help="output folder (default runs/eval_<players>)")
+    parser.add_argument("--out", type=writable_dir, default=None, help="output folder (default runs/eval_<players>)")
     parser.add_argument("--no-plots", action="store_true", help="write report.json only")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--save-games", type=int, default=0, metavar="N",
@@ -302,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out or os.path.join("runs", "eval_" + "_".join(
         "".join(ch if ch.isalnum() else "-" for ch in os.path.basename(p)) for p in args.players))
     try:
+        check_path(writable_dir, out, "--out")  # before the games, not after them
         report = evaluate(
             args.players,
             deals=args.deals,
@@ -316,9 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             replay_path=os.path.join(out, "games.jsonl"),
             **settings,
         )
-    except (ValueError, TypeError, RuntimeError) as err:
-        print(f"pisti-eval: error: {err}", file=sys.stderr)
-        return 2
+    except (ValueError, TypeError, RuntimeError, OSError) as err:
+        return fail("pisti-eval", err)
     report["settings"]["ladder_flag"] = args.ladder
     print(format_report(report))
     if args.no_plots:

@@ -21,9 +21,12 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from pisti_env.rules import Settings
+from pisti_env.flags import (
+    ArgumentParser, add_dataclass_arguments, add_settings_arguments, bounded, check_player_specs, checkpoint_dir, fail,
+    non_negative_float, non_negative_int, positive_float, positive_int, probability, values_of, writable_dir,
+)
+from pisti_env.rules import Settings, make_settings
 
-from pisti_env.flags import add_dataclass_arguments, add_settings_arguments, values_of
 from .config import RESUMABLE, TrainConfig
 
 # The short flags the README and scripts use, besides the generated ``--field-name`` ones.
@@ -36,8 +39,78 @@ ALIASES = {
 }
 
 
+def torch_device(text: str) -> str:
+    """An argparse ``type=``: a torch device string (``cpu``, ``cuda``, ``cuda:1``) this machine has."""
+    import torch  # the trainer needs it anyway; not for --help
+
+    try:
+        device = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(f"not a torch device: {text!r} (e.g. cpu, cuda, cuda:1)") from None
+    if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
+        raise argparse.ArgumentTypeError(f"{text!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return text
+
+
+# What each value flag accepts, checked as it is parsed (a bad value: one line, exit status 2,
+# before anything is built). ``pisti-exploit`` takes the entries of its own fields from here.
+CONVERTERS = {
+    "seed": non_negative_int,
+    "total_steps": positive_int,
+    "num_envs": positive_int,
+    "rollout_steps": positive_int,
+    "torch_threads": non_negative_int,
+    "hidden_sizes": positive_int,
+    "value_hidden_sizes": positive_int,
+    "init_from": checkpoint_dir,
+    "learning_rate": positive_float,
+    "adam_eps": positive_float,
+    "gamma": probability,
+    "gae_lambda": probability,
+    "reward_scale": positive_float,
+    "num_minibatches": positive_int,
+    "update_epochs": positive_int,
+    "clip_coef": positive_float,
+    "ent_coef": non_negative_float,
+    "vf_coef": non_negative_float,
+    "max_grad_norm": positive_float,
+    "target_kl": positive_float,
+    "self_play_share": probability,
+    "snapshot_every": non_negative_int,
+    "pool_size": positive_int,
+    "pool_temperature": positive_float,
+    "pool_uniform_share": probability,
+    "pool_margin_decay": bounded(float, 0, 1, low_open=True, name="share"),
+    "eval_every": non_negative_int,
+    "eval_deals": positive_int,
+    "checkpoint_every": positive_int,
+    "out_dir": writable_dir,
+    "device": torch_device,
+}
+CHOICES = {"precision": ("auto", "bf16", "fp32")}
+
+
+
+def _choice(name: str) -> object:
+    allowed = CHOICES[name]
+
+    def convert(text: str) -> str:
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(f"must be one of {', '.join(allowed)}, got {text!r}")
+        return text
+
+    convert.__name__ = name
+    return convert
+
+
+def converters(names: Sequence[str]) -> dict[str, object]:
+    """The checking parsers of the fields ``names`` that have one (:data:`CONVERTERS`, :data:`CHOICES`)."""
+    table = {**CONVERTERS, **{name: _choice(name) for name in CHOICES}}
+    return {name: table[name] for name in names if name in table}
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="pisti-train", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
@@ -50,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
              "holds a run is an error (never overwritten)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_settings_arguments(parser)
-    add_dataclass_arguments(parser, TrainConfig, exclude=("settings",), aliases=ALIASES)
+    add_dataclass_arguments(parser, TrainConfig, exclude=("settings",), aliases=ALIASES,
+                            converters=converters([f.name for f in dataclasses.fields(TrainConfig)]))
     parser.set_defaults(total_steps=None)  # None: not given (the config's default, or with --resume the run's own)
     return parser
 
@@ -76,6 +150,15 @@ def given_values(argv: Sequence[str]) -> dict[str, object]:
     return values_of(args, [n for n in names if hasattr(args, n)])
 
 
+def check_config(config: TrainConfig) -> None:
+    """What the flags cannot check one by one, before the run: the baselines and the evaluation's
+    players are built once for the run's game (a bad spec fails now, not at the first evaluation
+    hours in). Raises ``ValueError``/``TypeError`` (a checkpoint's ``CheckpointError`` is one)."""
+    check_player_specs(config.baselines, config.settings)
+    if config.eval_every:
+        check_player_specs(config.eval_baselines, make_settings(**{**config.settings.to_dict(), "target": None}))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -84,11 +167,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         config = config_from_args(args)
+        if not args.resume:  # a resumed run plays its checkpoint's config
+            check_config(config)
         changes = given_values(argv) if args.resume else None
         trainer = run(config, resume=args.resume, progress=not args.no_progress, resume_changes=changes)
-    except (ValueError, TypeError) as error:  # bad settings or checkpoint: a clear message, no traceback
-        print(f"pisti-train: error: {error}", file=sys.stderr)
-        return 2
+    except (ValueError, TypeError, OSError) as error:  # bad settings, players or checkpoint: one line, no traceback
+        return fail("pisti-train", error)
     print(f"trained {trainer.step:,} steps; policy written to {Path(config.out_dir) / 'policy'}")
     return 0
 

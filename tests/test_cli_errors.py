@@ -1,0 +1,169 @@
+"""Every CLI answers bad input with one line on stderr and exit status 2, never a traceback, and
+before the run starts (issue 16.4). Each case runs the CLI's ``main(argv)`` in this process;
+a case that got as far as a run would take seconds to minutes, so a slow case is a failure too
+(none of them trains, plays or writes anything)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pisti_env.demo import main as demo_main
+from training.exploit.cli import main as exploit_main
+from training.harness.bluff_stats import main as bluff_main
+from training.harness.evaluate import main as eval_main
+from training.trainer.cli import main as train_main
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKPOINT = str(ROOT / "checkpoints" / "pisti-2p")
+
+
+@pytest.fixture
+def blocker(tmp_path: Path) -> str:
+    """A plain file: a directory below it can never be created, even by root."""
+    path = tmp_path / "a-file"
+    path.write_text("not a directory")
+    return str(path)
+
+
+# (argv, words the one line must hold: the flag or setting it is about). "{file}" is a plain file.
+TRAIN = [
+    (["--steps", "0"], "--steps"),
+    (["--steps", "-5"], "--steps"),
+    (["--steps", "ten"], "--steps"),
+    (["--envs", "0"], "--envs"),
+    (["--rollout", "1.5"], "--rollout"),
+    (["--eval-deals", "0"], "--eval-deals"),
+    (["--eval-every", "-1"], "--eval-every"),
+    (["--checkpoint-every", "0"], "--checkpoint-every"),
+    (["--gamma", "1.5"], "--gamma"),
+    (["--learning-rate", "0"], "--learning-rate"),
+    (["--learning-rate", "nan"], "--learning-rate"),
+    (["--clip-coef", "inf"], "--clip-coef"),
+    (["--self-play-share", "-0.1"], "--self-play-share"),
+    (["--pool-margin-decay", "0"], "--pool-margin-decay"),
+    (["--target-kl", "-1"], "--target-kl"),
+    (["--hidden-sizes", "256", "0"], "--hidden-sizes"),
+    (["--threads", "-1"], "--threads"),
+    (["--precision", "fp16"], "--precision"),
+    (["--device", "gpu7"], "--device"),
+    (["--out", "{file}/run"], "--out"),
+    (["--out", "{file}"], "--out"),
+    (["--init-from", "{file}"], "--init-from"),
+    (["--init-from", "/no/such/checkpoint"], "--init-from"),
+    (["--players", "7"], "num_players"),
+    (["--decks", "3"], "decks"),
+    (["--bluff-jack-double"], "bluff_jack_double"),
+    (["--baselines", "smart"], "smart"),
+    (["--eval-baselines", "pimc:zz=1"], "zz"),
+    (["--eval-baselines", "{dir}"], "checkpoint"),
+    (["--no-such-flag"], "--no-such-flag"),
+]
+EVAL = [
+    (["greedy"], "two players"),
+    (["greedy", "smart"], "smart"),
+    (["greedy", "/no/such/checkpoint"], "/no/such/checkpoint"),
+    (["greedy", "{dir}"], "checkpoint"),
+    (["greedy", "pimc:n=0"], "n"),
+    (["greedy", "random", "--deals", "-1"], "--deals"),
+    (["greedy", "random", "--deals", "0", "--matches", "0"], "deals and matches"),
+    (["greedy", "random", "--matches", "x"], "--matches"),
+    (["greedy", "random", "--workers", "0"], "--workers"),
+    (["greedy", "random", "--bootstrap", "-2"], "--bootstrap"),
+    (["greedy", "random", "--target", "0"], "--target"),
+    (["greedy", "random", "--seed", "1.5"], "--seed"),
+    (["greedy", "random", "--seatings", "all"], "--seatings"),
+    (["greedy", "random", "--out", "{file}"], "--out"),
+    (["greedy", "random", "--out", "{file}/x"], "--out"),
+    (["greedy", "random", "--players", "9"], "num_players"),
+    (["greedy", "random", "--players", "4", "--no-partnerships", "--decks", "2"], "decks"),
+    ([CHECKPOINT, "random", "--bluff"], "bluff"),
+]
+BLUFF = [
+    (["greedy"], "players"),
+    (["greedy", "smart"], "smart"),
+    (["greedy", "random", "--deals", "0"], "--deals"),
+    (["greedy", "random", "--deals", "-3"], "--deals"),
+    (["greedy", "random", "--seed", "-1"], "--seed"),
+    (["greedy", "random", "--out", "{dir}"], "--out"),
+    (["greedy", "random", "--out", "{file}/x.json"], "--out"),
+    (["greedy", "random", "--ten-diamonds-bonus", "7"], "ten_diamonds"),
+    (["greedy", "random", "--double-pisti", "7"], "double_pisti"),
+]
+DEMO = [
+    (["--players", "9"], "num_players"),
+    (["--seed", "-1"], "--seed"),
+    (["--seed", "x"], "--seed"),
+    (["--decks", "3"], "decks"),
+    (["--bluff-jack-double"], "bluff_jack_double"),
+    (["--target", "-4"], "target"),
+]
+EXPLOIT = [
+    ([], "TARGET"),
+    (["smart"], "smart"),
+    (["expert"], "batched form"),
+    (["greedy", "--warm-start"], "--warm-start"),
+    (["greedy", "--steps", "0"], "--steps"),
+    (["greedy", "--final-deals", "0"], "--final-deals"),
+    (["greedy", "--curve-points", "-1"], "--curve-points"),
+    (["greedy", "--hidden-sizes", "-3"], "--hidden-sizes"),
+    (["greedy", "--ent-coef", "-1"], "--ent-coef"),
+    (["greedy", "--out", "{file}/x"], "--out"),
+    (["greedy", "--players", "9"], "num_players"),
+    ([CHECKPOINT, "--bluff"], "bluff"),
+]
+CASES = [
+    pytest.param(main, argv, words, id=f"{name}:{' '.join(argv) or '(none)'}")
+    for name, main, table in (
+        ("pisti-train", train_main, TRAIN),
+        ("pisti-eval", eval_main, EVAL),
+        ("pisti-bluff-stats", bluff_main, BLUFF),
+        ("pisti-demo", demo_main, DEMO),
+        ("pisti-exploit", exploit_main, EXPLOIT),
+    )
+    for argv, words in table
+]
+
+
+@pytest.mark.parametrize("main, argv, words", CASES)
+def test_bad_cli_input_gets_one_line_and_exit_2(main, argv, words, blocker, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a default --out (runs/...) would land here, never in the repo
+    (tmp_path / "not-a-checkpoint").mkdir()
+    argv = [a.replace("{file}", blocker).replace("{dir}", str(tmp_path / "not-a-checkpoint")) for a in argv]
+    before = sorted(os.listdir(tmp_path))
+    try:
+        status = main(argv)
+    except SystemExit as stop:  # argparse's own exit
+        status = stop.code
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert status == 2, captured
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err + captured.out
+    assert lines[0].split(": error: ")[0] in ("pisti-train", "pisti-eval", "pisti-bluff-stats", "pisti-demo", "pisti-exploit")
+    assert words in lines[0], lines[0]
+    assert sorted(os.listdir(tmp_path)) == before  # nothing written: refused before the run
+
+
+def test_good_flags_still_parse():
+    """The checkers let the defaults and ordinary values through (the shapes the README uses)."""
+    from training.trainer.cli import build_parser, config_from_args
+
+    args = build_parser().parse_args(["--steps", "1.2e7", "--gamma", "1", "--target-kl", "none", "--hidden-sizes", "64", "64",
+                                      "--init-from", CHECKPOINT, "--device", "cpu", "--precision", "fp32"])
+    config = config_from_args(args)
+    assert config.total_steps == 12_000_000 and config.gamma == 1.0 and config.target_kl is None
+    assert config.hidden_sizes == (64, 64) and config.init_from == CHECKPOINT
+
+
+def test_one_line_parser_joins_lines(capsys):
+    from pisti_env.flags import ArgumentParser, fail
+
+    assert fail("prog", ValueError("first\nsecond")) == 2
+    assert capsys.readouterr().err == "prog: error: first; second\n"
+    with pytest.raises(SystemExit) as stop:
+        ArgumentParser(prog="prog").parse_args(["--x"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == "prog: error: unrecognized arguments: --x\n"
