@@ -39,8 +39,8 @@ from pisti_env.arguments import check_int
 from pisti_env.flags import (
     ArgumentParser, add_settings_arguments, check_path, fail, non_negative_int, positive_int, values_of, writable_dir,
 )
-from .analysis import ladder_ratings, summarize_table, win_matrices
 from pisti_env.replay import write_records
+from .analysis import ladder_ratings, summarize_table, win_matrices
 from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, pop_replays, run_games
 from .report import format_report, versions, write_json
 
@@ -105,7 +105,7 @@ def evaluate(
     bootstrap = check_int(bootstrap, "bootstrap", low=0)
     if seatings not in SEATING_MODES:
         raise ValueError(f"seatings must be one of {SEATING_MODES}, got {seatings!r}")
-    save_games = _check_count("save_games", save_games)
+    save_games = check_int(save_games, "save_games", low=0)
     if save_games and not replay_path:
         raise ValueError("save_games needs a replay_path to write the replays to")
     if deals == 0 and matches == 0:
@@ -285,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=writable_dir, default=None, help="output folder (default runs/eval_<players>)")
     parser.add_argument("--no-plots", action="store_true", help="write report.json only")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--save-games", type=int, default=0, metavar="N",
+    parser.add_argument("--save-games", type=non_negative_int, default=0, metavar="N",
                         help="write the first N deals (and matches) of each table as replays to <out>/games.jsonl "
                              "(pisti-replay reads them; default 0)")
     add_settings_arguments(parser, exclude=("target",))  # matches use --target; deals are single hands
