@@ -74,6 +74,7 @@ def evaluate(
     seatings: str = "auto",
     loader: Callable[[str], Player] | None = None,
     progress: bool = False,
+    ray: str | None = None,
     **variants: Any,
 ) -> dict[str, Any]:
     """Play the evaluation and return the report (see the module docstring).
@@ -91,6 +92,8 @@ def evaluate(
         loader: builds a player from a spec (default :func:`pisti_env.agents.make_player` for
             the table's settings, which refuses a checkpoint trained for another game).
         progress: show a progress bar (tqdm) on stderr.
+        ray: play the games as Ray tasks at this address (``"local"``, ``"auto"``,
+            ``HOST:PORT``) instead of ``workers`` processes; the figures are the same.
         **variants: other game settings of RULES.md (``double_pisti``, ``last_card_pisti``, …).
     """
     specs = list(players)
@@ -127,7 +130,7 @@ def evaluate(
         lineup = [pos % len(group) for pos in range(n)]  # players take the seats in turn
         table_seatings = make_seatings(lineup, hand_settings, seatings)
         group_specs = tuple(specs[g] for g in group)
-        kwargs = dict(workers=workers, loader=loader, progress=bar.update if bar else None)
+        kwargs = dict(workers=workers, loader=loader, progress=bar.update if bar else None, ray=ray)
         t0 = time.perf_counter()
         deal_records = run_games(Table(group_specs, table_seatings, hand_settings), deals, seed, stream=DEAL, **kwargs)
         match_records = run_games(
@@ -166,6 +169,7 @@ def evaluate(
             "target": target,
             "seed": seed,
             "workers": workers,
+            "ray": ray,
             "bootstrap": bootstrap,
             "game_settings": hand_settings.to_dict(),
             "seatings": seatings,
@@ -269,6 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--target", type=int, default=151, help="match target (R24, default 151)")
     parser.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
     parser.add_argument("--workers", type=int, default=default_workers(), help="processes (default: every core)")
+    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                        help="play the deals as Ray tasks: on a new local instance (no ADDRESS), the cluster "
+                             "this machine joined ('auto') or HOST:PORT; needs the ray extra")
     parser.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the rating intervals")
     parser.add_argument("--seatings", choices=SEATING_MODES, default="auto",
                         help="seat rotations, or every order of the players (auto: rotations with two sides)")
@@ -294,6 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             bootstrap=args.bootstrap,
             seatings=args.seatings,
             progress=not args.quiet,
+            ray=args.ray,
             **settings,
         )
     except (ValueError, TypeError, RuntimeError) as err:
