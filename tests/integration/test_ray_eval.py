@@ -13,12 +13,14 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,7 @@ def local_ray():
         yield ray
     finally:
         ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _tables(report: dict) -> list[dict]:
@@ -80,6 +83,14 @@ def test_checkpoint_travels_through_the_object_store(local_ray):
     specs = [str(CHECKPOINT), "greedy"]
     kwargs = dict(deals=4, matches=0, seed=2, bootstrap=0)
     assert _tables(evaluate(specs, ray="local", **kwargs)) == _tables(evaluate(specs, **kwargs))
+
+
+def test_exploit_edge_on_ray_with_a_player_object(local_ray):
+    from training.exploit.exploit import edge
+
+    settings = make_settings(num_players=2)
+    player = make_player(str(CHECKPOINT), settings=make_settings(num_players=2, target=None))  # in memory
+    assert edge(player, "greedy", settings, 4, 1, ray="local") == edge(player, "greedy", settings, 4, 1)
 
 
 class KillOnce(Player):
@@ -137,14 +148,17 @@ def _free_port() -> int:
 @pytest.fixture
 def ray_cluster():
     """A real one-node cluster: ``ray start --head --block`` on 127.0.0.1 in its own process
-    group; yields its address; the group is killed by its id however the test ends (not
+    group; yields its address and the environment to reach it with; the group is killed by its id however the test ends (not
     ``ray stop``, which stops every Ray of this user on the machine)."""
     port = _free_port()
     temp = tempfile.mkdtemp(prefix="rc-", dir="/tmp")
+    # Ray's servers listen on every interface whatever --node-ip-address says: a fresh token
+    # (Ray's token authentication) keeps the test's cluster its own; the CLI gets it too.
+    env = {**_env(), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": uuid.uuid4().hex}
     cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
            "--port", str(port), "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats",
            "--object-store-memory", str(80 * 2**20), "--temp-dir", temp]
-    head = subprocess.Popen(cmd, env=_env(), start_new_session=True, stdout=subprocess.DEVNULL,
+    head = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -155,28 +169,27 @@ def ray_cluster():
             if head.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"ray start --head did not come up (exit {head.poll()})")
             time.sleep(0.2)
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}", env
     finally:
-        try:
-            os.killpg(head.pid, signal.SIGTERM)
-            head.wait(timeout=20)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
-        try:
-            os.killpg(head.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        for sig, grace in ((signal.SIGTERM, 3), (signal.SIGKILL, 10)):  # the group: ray start and its servers
+            try:
+                os.killpg(head.pid, sig)
+                head.wait(timeout=grace)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def test_pisti_eval_cli_against_a_real_cluster(ray_cluster, tmp_path):
+    address, env = ray_cluster
     out = tmp_path / "eval"
     cmd = [sys.executable, "-m", "training.harness.evaluate", "greedy", "random", "--deals", "10", "--matches", "0",
-           "--bootstrap", "0", "--seed", "6", "--ray", ray_cluster, "--no-plots", "--out", str(out)]
-    done = subprocess.run(cmd, env=_env(), cwd=ROOT, capture_output=True, text=True, timeout=180)
+           "--bootstrap", "0", "--seed", "6", "--ray", address, "--no-plots", "--out", str(out)]
+    done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "deal/s" in done.stderr or "deal" in done.stderr  # the progress bar, as locally
+    assert "10/10" in done.stderr  # the progress bar, as locally
     report = json.loads((out / "report.json").read_text())
-    assert report["settings"]["ray"] == ray_cluster
+    assert report["settings"]["ray"] == address
     local = evaluate(["greedy", "random"], deals=10, matches=0, bootstrap=0, seed=6)
     assert _tables(report) == _tables(local)
 

@@ -200,6 +200,7 @@ def baseline_margins(
     deals: int = 2000,
     seed: int = 0,
     label: str = "trained",
+    ray: str | None = None,
     **settings: Any,
 ) -> dict[str, dict[str, float]]:
     """A trained player's margin over each baseline: its mean score difference per hand, with
@@ -213,7 +214,8 @@ def baseline_margins(
     under ``label``; neither may be a baseline's spec. ``settings`` are the game's
     (``num_players``, ``partnerships``, variants; single hands, so ``target`` may only be
     ``None``). Returns ``{baseline: score_diff}`` with the keys of the report's ``score_diff``
-    (``mean``, ``half_width``, …), from ``player``'s side.
+    (``mean``, ``half_width``, …), from ``player``'s side. ``ray``: play on Ray at this
+    address (see :func:`evaluate`); a player object then travels by Ray's own serialisation.
     """
     if isinstance(player, str):
         label = player
@@ -234,7 +236,7 @@ def baseline_margins(
     margins = {}
     for baseline in baselines:
         report = evaluate([label] + [baseline] * others, deals=deals, matches=0, seed=seed, bootstrap=0,
-                          loader=loader, **settings)
+                          loader=loader, ray=ray, **settings)
         pair = next((p for p in report["tables"][0]["pairs"] if (p["a"], p["b"]) == (label, baseline)), None)
         if pair is None:
             raise RuntimeError(f"no {label!r} vs {baseline!r} pair in the report")
