@@ -27,27 +27,31 @@ from .checkpoint import (
     MODEL_FILE, TRAINER_FILE, CheckpointError, check_settings, load_tensors, read_metadata, save_checkpoint,
 )
 from .config import TrainConfig
+from .distributed import LOCAL, Shard
 from .network import ActorCritic, autocast, entropy, log_probs, resolve_precision
 from .policy import CheckpointPlayer
 from .pool import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, ppo_losses
 from .rollout import SelfPlayCollector
 
-ADV_EPS = 1e-8  # keeps the advantage normalisation finite when a minibatch's advantages are equal
-
-
 class Trainer:
-    """Holds the run: engine, network, optimizer, opponent pool, collector and counters."""
+    """Holds the run: engine, network, optimizer, opponent pool, collector and counters.
 
-    def __init__(self, config: TrainConfig) -> None:
+    ``shard``: this process's part of a distributed run (:mod:`training.trainer.distributed`:
+    its games, its seed stream, the all-reduce of the gradients); default the whole run.
+    """
+
+    def __init__(self, config: TrainConfig, shard: Shard | None = None) -> None:
         c = dataclasses.replace(config, precision=resolve_precision(config.precision, config.device))
         self.config = c
+        self.shard = shard or LOCAL
         if c.torch_threads:
             torch.set_num_threads(c.torch_threads)
         torch.manual_seed(c.seed)  # network initialisation
         self.settings = c.settings
-        self.device = torch.device(c.device)
-        self.engine = BatchedPisti(c.num_envs, seed=c.seed, device=self.device, reward="diff", **c.settings.to_dict())
+        self.device = torch.device(self.shard.device(c.device))
+        num_envs, game_seed = self.shard.games(c.num_envs, c.seed)
+        self.engine = BatchedPisti(num_envs, seed=game_seed, device=self.device, reward="diff", **c.settings.to_dict())
         hidden_size = self.engine.hidden_information_size if c.privileged_value else 0
         self.network = ActorCritic(
             self.engine.observation_size, self.engine.encoder.layout.num_card_features, c.hidden_sizes,
@@ -56,7 +60,7 @@ class Trainer:
         if c.init_from is not None:
             self._warm_start(c.init_from)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=c.learning_rate, eps=c.adam_eps)
-        self.generator = torch.Generator(device=self.device).manual_seed(c.seed)
+        self.generator = torch.Generator(device=self.device).manual_seed(game_seed)
         self.pool = OpponentPool(
             self.settings, tuple(c.baselines), c.pool_size, c.pool_temperature, self.device, c.pool_uniform_share,
             c.pool_margin_decay,
@@ -124,13 +128,12 @@ class Trainer:
         advantages = advantages.reshape(-1)
         returns = returns.reshape(-1)
 
-        n = learner.numel()
-        minibatch = max(1, -(-n // c.num_minibatches))
+        shard = self.shard  # one process, or this rank's share of each global minibatch
+        n = shard.total(learner.numel())
+        generator = shard.learn_generator(self)
         stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clip_fraction")}
         for _epoch in range(c.update_epochs):
-            order = learner[torch.randperm(n, generator=self.generator, device=self.device)]
-            for begin in range(0, n, minibatch):
-                mb = order[begin : begin + minibatch]
+            for mb in shard.minibatches(learner, (T, B), c.num_minibatches, generator):
                 mb_obs, mb_mask = obs[mb], mask[mb]
                 with autocast(self.device, c.precision):
                     logits = self.network.policy(mb_obs)
@@ -138,23 +141,24 @@ class Trainer:
                 logp = log_probs(logits, mb_mask)
                 new_logp = logp.gather(1, action[mb][:, None]).squeeze(1)
                 mb_adv = advantages[mb]
-                if c.norm_adv and mb.numel() > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + ADV_EPS)
+                if c.norm_adv:
+                    mb_adv = shard.normalize(mb_adv)
                 losses = ppo_losses(
                     new_logp, old_logp[mb], mb_adv, new_values, old_values[mb], returns[mb],
-                    entropy(logp, mb_mask), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef,
+                    entropy(logp, mb_mask), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef, shard.mean,
                 )
                 self.optimizer.zero_grad()
                 losses.total.backward()
+                figures = shard.reduce(self.network.parameters(), torch.stack([getattr(losses, k).detach().float() for k in stats]))
                 torch.nn.utils.clip_grad_norm_(self.network.parameters(), c.max_grad_norm)
                 self.optimizer.step()
-                for key in stats:
-                    stats[key].append(float(getattr(losses, key).detach()))
+                for key, value in zip(stats, figures.tolist()):
+                    stats[key].append(value)
             if c.target_kl is not None and stats["approx_kl"][-1] > c.target_kl:
                 break
         learned = time.perf_counter()
 
-        self.step += T * B
+        self.step += T * B * shard.world
         self.update += 1
         if c.snapshot_every and self.update % c.snapshot_every == 0:
             self.pool.add_snapshot(self.network.policy, f"snapshot@{self.step}")
@@ -173,7 +177,7 @@ class Trainer:
             "losses/explained_variance": float(explained),
             "charts/learning_rate": float(self.optimizer.param_groups[0]["lr"]),
             "charts/learner_decisions": float(n),
-            "charts/steps_per_second": T * B / (learned - start),
+            "charts/steps_per_second": T * B * shard.world / (learned - start),
             "time/env_seconds": (collected - start) - inference,
             "time/inference_seconds": inference,
             "time/update_seconds": learned - collected,
@@ -228,10 +232,12 @@ class Trainer:
         return tensors, extra
 
     @classmethod
-    def resume(cls, directory: str | os.PathLike, total_steps: int | None = None) -> "Trainer":
+    def resume(cls, directory: str | os.PathLike, total_steps: int | None = None, shard: Shard | None = None) -> "Trainer":
         """A trainer in exactly the state a checkpoint saved. ``total_steps`` extends the run's
         budget (the learning rate then anneals to 0 over the new total, from where the new
-        schedule stands); by default the saved run's own budget stands."""
+        schedule stands); by default the saved run's own budget stands. ``shard``: a rank of a
+        distributed run (:meth:`training.trainer.distributed.Shard.keeps_games` says whose
+        games in flight come back)."""
         metadata = read_metadata(directory)
         if "trainer" not in metadata:
             raise ValueError(f"{directory} is a policy-only checkpoint: it cannot resume training")
@@ -240,7 +246,7 @@ class Trainer:
             if total_steps < int(metadata["step"]):
                 raise ValueError(f"{directory} has trained {metadata['step']} steps already: --steps {total_steps} is less")
             config = dataclasses.replace(config, total_steps=total_steps)
-        trainer = cls(config)
+        trainer = cls(config, shard=(shard or LOCAL).resumed(int(metadata["update"])))
         weights = load_tensors(directory, MODEL_FILE, metadata)
         expected = trainer.network.state_dict()
         if set(weights) != set(expected) or any(weights[k].shape != v.shape for k, v in expected.items()):
@@ -258,12 +264,13 @@ class Trainer:
                 _, index, name = key.split(".", 2)
                 optimizer_state.setdefault(int(index), {})[name] = value
         trainer.optimizer.load_state_dict({"state": optimizer_state, "param_groups": extra["optimizer_param_groups"]})
-        trainer.engine.state = BatchState(
-            **{f: tensors[f"engine.{f}"].to(trainer.device) for f in BatchState.__dataclass_fields__}
-        )
-        trainer.collector.resume_from(trainer.engine.state, tensors["collector.controller"], tensors["collector.episode_return"])
-        trainer.generator.set_state(tensors["generator"])
-        torch.set_rng_state(tensors["torch_rng"])
+        if trainer.shard.keeps_games(int(tensors["engine.slot"].shape[0]), trainer.engine.batch_size):
+            trainer.engine.state = BatchState(
+                **{f: tensors[f"engine.{f}"].to(trainer.device) for f in BatchState.__dataclass_fields__}
+            )
+            trainer.collector.resume_from(trainer.engine.state, tensors["collector.controller"], tensors["collector.episode_return"])
+            trainer.generator.set_state(tensors["generator"])
+            torch.set_rng_state(tensors["torch_rng"])
         trainer.pool.entries = []
         for i, entry in enumerate(extra["pool"]):
             if entry["snapshot"]:
@@ -281,17 +288,24 @@ class Trainer:
 
 
 # ---------------------------------------------------------------------- the run
-def run(config: TrainConfig, resume: bool = False, progress: bool = True, resume_steps: int | None = None) -> Trainer:
+def run(config: TrainConfig, resume: bool = False, progress: bool = True, resume_steps: int | None = None,
+        shard: Shard | None = None) -> Trainer:
     """Train to ``config.total_steps``, logging and checkpointing into ``config.out_dir``. With
     ``resume``, continue ``OUT/checkpoint`` with its own config (``resume_steps``, if given,
-    extends its budget) when there is one."""
+    extends its budget) when there is one. ``shard``: this rank of a distributed run
+    (:mod:`training.trainer.distributed`); only rank 0 writes (logs, checkpoints, evaluations)."""
+    shard = shard or LOCAL
     out = Path(config.out_dir)
     latest = out / "checkpoint"
     if resume and (latest / "metadata.json").exists():
-        trainer = Trainer.resume(latest, total_steps=resume_steps)
+        trainer = Trainer.resume(latest, total_steps=resume_steps, shard=shard)
     else:
         out.mkdir(parents=True, exist_ok=True)
-        trainer = Trainer(config)
+        trainer = Trainer(config, shard=shard)
+    if not shard.main:  # another rank: it learns, rank 0 writes
+        while trainer.update < trainer.num_updates:
+            trainer.train_update()
+        return trainer
     (out / "config.json").write_text(json.dumps(trainer.config.to_dict(), indent=2), encoding="utf-8")
     writer = _tensorboard(out / "tensorboard")
     csv_path = out / "metrics.csv"
