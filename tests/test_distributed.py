@@ -25,7 +25,7 @@ import torch
 from training.trainer.checkpoint import MODEL_FILE, load_tensors, read_metadata
 from training.trainer.cli import main as train_main
 from training.trainer.config import TrainConfig
-from training.trainer.distributed import DistributedShard, stream_seed, torchrun_command
+from training.trainer.distributed import DistributedShard, torchrun_command
 from training.trainer.rollout import Rollout
 from training.trainer.train import Trainer
 
@@ -63,6 +63,7 @@ def _union(parts: list[Rollout]) -> Rollout:
     return Rollout(**fields)
 
 
+@pytest.mark.slow  # two torchrun launches (~20 s idle); benchmarks/bench_scale.py train runs --nproc 2 too
 def test_two_ranks_make_the_update_one_process_makes_from_their_games(tmp_path):
     out = tmp_path / "run"
     _train_on_two_ranks(out, "--steps", str(ONE_UPDATE))
@@ -79,7 +80,7 @@ def test_two_ranks_make_the_update_one_process_makes_from_their_games(tmp_path):
     reference = Trainer(config)
     union = _union(parts)
     reference.collector.collect = lambda network: union
-    reference.generator = torch.Generator().manual_seed(stream_seed(config.seed, 1 << 20, 0))  # the ranks' own
+    reference.generator = DistributedShard(0, 2).learn_generator(reference)  # the permutations the ranks drew
     expected = reference.train_update()
 
     checkpoint = out / "checkpoint"

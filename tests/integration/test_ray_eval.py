@@ -180,6 +180,7 @@ def ray_cluster():
         shutil.rmtree(temp, ignore_errors=True)
 
 
+@pytest.mark.slow  # a real cluster's start and stop (~15 s idle); benchmarks/bench_scale.py uses Ray too
 def test_pisti_eval_cli_against_a_real_cluster(ray_cluster, tmp_path):
     address, env = ray_cluster
     out = tmp_path / "eval"
