@@ -36,7 +36,8 @@ import torch
 if TYPE_CHECKING:
     from .train import Trainer
 
-ADV_EPS = 1e-8  # as the one-process normalisation (train.ADV_EPS)
+ADV_EPS = 1e-8  # keeps the advantage normalisation finite when a minibatch's advantages are equal
+MINIBATCH_STREAM = 1_048_576  # seed-stream word of the minibatch permutations (ranks use 0 .. world-1)
 
 
 def stream_seed(seed: int, *parts: int) -> int:
@@ -189,7 +190,7 @@ class DistributedShard(Shard):
 
     def learn_generator(self, trainer):
         # The same permutation on every rank: keyed by the run's seed and the update.
-        seed = stream_seed(trainer.config.seed, 1 << 20, trainer.update)
+        seed = stream_seed(trainer.config.seed, MINIBATCH_STREAM, trainer.update)
         return torch.Generator(device=trainer.device).manual_seed(seed)
 
     def resumed(self, update):
