@@ -136,6 +136,11 @@ class DistributedShard(Shard):
         return f"cuda:{self.local_rank}" if device == "cuda" else device
 
     def _sum(self, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor`` summed over the ranks, in place (through the GPU with NCCL)."""
+        if torch.distributed.get_backend() == "nccl" and not tensor.is_cuda:
+            moved = tensor.cuda()
+            torch.distributed.all_reduce(moved)
+            return tensor.copy_(moved)
         torch.distributed.all_reduce(tensor)
         return tensor
 
