@@ -193,11 +193,3 @@ def test_pisti_eval_cli_against_a_real_cluster(ray_cluster, tmp_path):
     assert report["settings"]["ray"] == address
     local = evaluate(["greedy", "random"], deals=10, matches=0, bootstrap=0, seed=6)
     assert _tables(report) == _tables(local)
-
-
-def test_missing_ray_names_the_extra(monkeypatch):
-    from training.harness import ray_backend
-
-    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails
-    with pytest.raises(RuntimeError, match=r'pip install -e "\.\[ray\]"'):
-        ray_backend.import_ray()
