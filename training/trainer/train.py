@@ -34,6 +34,7 @@ from .pool import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, ppo_losses
 from .rollout import SelfPlayCollector
 
+
 class Trainer:
     """Holds the run: engine, network, optimizer, opponent pool, collector and counters.
 
@@ -149,7 +150,8 @@ class Trainer:
                 )
                 self.optimizer.zero_grad()
                 losses.total.backward()
-                figures = shard.reduce(self.network.parameters(), torch.stack([getattr(losses, k).detach().float() for k in stats]))
+                figures = torch.stack([getattr(losses, key).detach().float() for key in stats])
+                figures = shard.reduce(self.network.parameters(), figures)  # gradients (and figures) summed over ranks
                 torch.nn.utils.clip_grad_norm_(self.network.parameters(), c.max_grad_norm)
                 self.optimizer.step()
                 for key, value in zip(stats, figures.tolist()):
