@@ -24,9 +24,13 @@ import time
 
 
 def _ray_session(cpus: int):
+    import atexit
+    import shutil
+
     import ray
 
-    temp = tempfile.mkdtemp(prefix="rb-", dir="/tmp")
+    temp = tempfile.mkdtemp(prefix="rb-", dir="/tmp")  # short: Ray's socket paths have a length limit
+    atexit.register(shutil.rmtree, temp, True)
     ray.init(num_cpus=cpus, include_dashboard=False, object_store_memory=80 * 2**20, _temp_dir=temp,
              log_to_driver=False, logging_level="WARNING")
     return ray
