@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
-from pisti_env.agents import SeatView, make_player
+from pisti_env.agents import Player, SeatView, make_player
 from pisti_env.arguments import check_int
 from pisti_env.cards import RANK
 from pisti_env.game import Game
-from pisti_env.rules import make_settings
+from pisti_env.rules import Settings, make_settings
 
 from pisti_env.flags import ArgumentParser, add_settings_arguments, fail, non_negative_int, positive_int, values_of, writable_file
 
@@ -39,15 +40,10 @@ COUNTS = (
 )
 
 
-def bluff_statistics(specs: Sequence[str], deals: int, seed: int = 0, **settings: Any) -> dict[str, dict[str, float]]:
-    """Counts and rates per player (keyed by spec) over ``deals`` deals x 2 seatings."""
-    if len(specs) != 2:
-        raise ValueError(f"bluff statistics compare two players, got {len(specs)}: {list(specs)}")
-    deals, seed = check_int(deals, "deals", low=1), check_int(seed, "seed", low=0)
-    game_settings = make_settings(num_players=2, target=None, bluff=True, **settings)
-    players = [make_player(spec, seed, settings=game_settings) for spec in specs]
-    counts = [Counter() for _ in specs]
-    for deal in range(deals):
+def count_deals(players: Sequence[Player], game_settings: Settings, seed: int, start: int, stop: int) -> list[Counter]:
+    """The counts of each player over deals ``start..stop-1`` (each once with each player first)."""
+    counts = [Counter() for _ in players]
+    for deal in range(start, stop):
         for first in (0, 1):
             seat_player = [first, 1 - first]  # seat -> index of the player sitting there
             for index, player in enumerate(players):
@@ -81,6 +77,53 @@ def bluff_statistics(specs: Sequence[str], deals: int, seed: int = 0, **settings
             totals = [game.hand_results[-1][side]["total"] for side in range(2)]
             for seat in (0, 1):
                 counts[seat_player[seat]]["score_diff"] += totals[seat] - totals[1 - seat]
+    return counts
+
+
+@dataclass(frozen=True)
+class _RaySetup:
+    """A Ray worker's players (:mod:`training.harness.ray_backend`); shipped paths replace specs."""
+
+    specs: tuple[str, ...]
+    settings: Settings
+    seed: int
+
+    def __call__(self, paths: dict[str, str]) -> tuple[list[Player], Settings, int]:
+        players = [make_player(paths.get(spec, spec), self.seed, settings=self.settings) for spec in self.specs]
+        return players, self.settings, self.seed
+
+
+def _play_ray_chunk(state: tuple[list[Player], Settings, int], job: tuple[int, int, int, int, int]) -> list[Counter]:
+    players, settings, seed = state
+    return count_deals(players, settings, seed, job[2], job[3])
+
+
+def bluff_statistics(
+    specs: Sequence[str], deals: int, seed: int = 0, *, ray: str | None = None, chunk: int = 0, **settings: Any
+) -> dict[str, dict[str, float]]:
+    """Counts and rates per player (keyed by spec) over ``deals`` deals x 2 seatings.
+
+    ``ray``: count the deals in chunks of ``chunk`` (0: automatic) as Ray tasks at this address
+    (``"local"``, ``"auto"``, ``HOST:PORT``; :mod:`training.harness.ray_backend`); the figures
+    are those of the local run. ``settings``: the game's other settings (flags of RULES.md).
+    """
+    if len(specs) != 2:
+        raise ValueError(f"bluff statistics compare two players, got {len(specs)}: {list(specs)}")
+    deals, seed = check_int(deals, "deals", low=1), check_int(seed, "seed", low=0)
+    game_settings = make_settings(num_players=2, target=None, bluff=True, **settings)
+    players = [make_player(spec, seed, settings=game_settings) for spec in specs]
+    if ray is None:
+        counts = count_deals(players, game_settings, seed, 0, deals)
+    else:
+        from .duplicate import chunk_jobs
+        from . import ray_backend
+
+        jobs = chunk_jobs(deals, seed, 0, ray_backend.cluster_cpus(ray_backend.connect(ray)), chunk)
+        counts = [Counter() for _ in specs]
+        for part in ray_backend.map_chunks(_RaySetup(tuple(specs), game_settings, seed), _play_ray_chunk, jobs,
+                                           address=ray, specs=specs):
+            for total, c in zip(counts, part):
+                total.update(c)  # update(), not +: a negative score_diff must stay
     hands = 2 * deals
     report = {}
     for spec, c in zip(specs, counts):
@@ -108,11 +151,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--deals", type=positive_int, default=1000)
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--out", type=writable_file, help="write the figures as JSON to this file")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="count the deals as Ray tasks: on a new local instance (no ADDRESS), 'auto' or HOST:PORT "
+                        "(needs the ray extra); the figures are the same")
     variants = add_settings_arguments(p, exclude=FIXED)
     args = p.parse_args(argv)
     try:
-        report = bluff_statistics(args.players, args.deals, args.seed, **values_of(args, variants))
-    except (ValueError, TypeError, OSError) as error:
+        report = bluff_statistics(args.players, args.deals, args.seed, ray=args.ray, **values_of(args, variants))
+    except (ValueError, TypeError, OSError, RuntimeError) as error:
         return fail("pisti-bluff-stats", error)
     for spec, figures in report.items():
         print(spec)

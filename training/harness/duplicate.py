@@ -181,14 +181,53 @@ def _init_worker(table: Table, loader: Callable[[str], Player], single_threaded:
         sys.modules["torch"].set_num_threads(1)
 
 
-def _play_chunk(job: tuple[int, int, int, int, int]) -> list[list[dict[str, Any]]]:
+def play_range(
+    table: Table, players: Sequence[Sequence[Player]], job: tuple[int, int, int, int, int]
+) -> list[list[dict[str, Any]]]:
+    """Play one chunk ``(master_seed, stream, start, stop, save)``: games ``start..stop-1``, the
+    games before ``save`` recorded as replays."""
     master_seed, stream, start, stop, save = job
-    table, players = _WORKER["table"], _WORKER["players"]
     return [
         play_seatings(table, players, stream_seed(master_seed, stream, i),
                       {"source": "pisti-eval", "stream": stream, "game": i} if i < save else None)
         for i in range(start, stop)
     ]
+
+
+def _play_chunk(job: tuple[int, int, int, int, int]) -> list[list[dict[str, Any]]]:
+    return play_range(_WORKER["table"], _WORKER["players"], job)
+
+
+@dataclass(frozen=True)
+class RaySetup:
+    """What a Ray worker builds its players from (:mod:`training.harness.ray_backend`): the
+    table and the loader; shipped checkpoint paths replace their specs on the worker."""
+
+    table: Table
+    loader: Callable[[str], Player]
+
+    def __call__(self, paths: dict[str, str]) -> tuple[Table, list[list[Player]]]:
+        table = self.table
+        if paths:
+            table = Table(tuple(paths.get(s, s) for s in table.specs), table.seatings, table.settings)
+        if "torch" in sys.modules:  # a trained policy: one thread per task
+            sys.modules["torch"].set_num_threads(1)
+        return table, table.build_players(self.loader)
+
+
+def _play_ray_chunk(state: tuple[Table, list[list[Player]]], job: tuple[int, int, int, int, int]) -> list[list[dict[str, Any]]]:
+    return play_range(state[0], state[1], job)
+
+
+def chunk_jobs(
+    count: int, master_seed: int, stream: int, workers: int, chunk: int = 0, save: int = 0
+) -> list[tuple[int, int, int, int, int]]:
+    """The chunks ``(master_seed, stream, start, stop, save)`` of ``count`` games for ``workers``
+    executors (``chunk`` games each; 0: about 8 chunks per worker, at most 100 games); games
+    before ``save`` are recorded as replays."""
+    if chunk <= 0:
+        chunk = max(1, min(100, count // (workers * 8) or 1))
+    return [(master_seed, stream, s, min(s + chunk, count), save) for s in range(0, count, chunk)]
 
 
 def default_workers() -> int:
@@ -210,6 +249,7 @@ def run_games(
     chunk: int = 0,
     progress: Callable[[int], None] | None = None,
     save_games: int = 0,
+    ray: str | None = None,
 ) -> list[list[dict[str, Any]]]:
     """Play ``count`` duplicate games (each once per seating) and return their records in order.
 
@@ -224,6 +264,9 @@ def run_games(
         chunk: games per job (0: automatic).
         progress: called with the number of games just finished, for a progress bar.
         save_games: record the first ``save_games`` games as replays (each record's ``replay``).
+        ray: play the chunks as Ray tasks at this address (``"local"``, ``"auto"``,
+            ``HOST:PORT``; see :mod:`training.harness.ray_backend`) instead of processes here;
+            ``workers`` is then ignored (the cluster's CPUs decide). The results are the same.
     """
     if loader is None:
         loader = functools.partial(make_player, settings=table.settings)
@@ -233,9 +276,17 @@ def run_games(
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
     if count == 0:
         return []
-    if chunk <= 0:
-        chunk = max(1, min(100, count // (workers * 8) or 1))
-    jobs = [(master_seed, stream, s, min(s + chunk, count), save_games) for s in range(0, count, chunk)]
+    if ray is not None:
+        from . import ray_backend
+
+        cpus = ray_backend.cluster_cpus(ray_backend.connect(ray))
+        jobs = chunk_jobs(count, master_seed, stream, cpus, chunk, save_games)
+        parts = ray_backend.map_chunks(
+            RaySetup(table, loader), _play_ray_chunk, jobs, address=ray, specs=table.specs,
+            on_done=None if progress is None else lambda i: progress(jobs[i][3] - jobs[i][2]),
+        )
+        return [record for part in parts for record in part]
+    jobs = chunk_jobs(count, master_seed, stream, workers, chunk, save_games)
     results: list[list[dict[str, Any]]] = []
 
     def collect(chunks: Iterator[list[list[dict[str, Any]]]]) -> None:

@@ -75,6 +75,7 @@ def evaluate(
     progress: bool = False,
     save_games: int = 0,
     replay_path: str | None = None,
+    ray: str | None = None,
     **variants: Any,
 ) -> dict[str, Any]:
     """Play the evaluation and return the report (see the module docstring).
@@ -94,6 +95,8 @@ def evaluate(
         progress: show a progress bar (tqdm) on stderr.
         save_games: write the first ``save_games`` deals (and matches) of each table, every
             seating, as replays (:mod:`pisti_env.replay`) to ``replay_path``.
+        ray: play the games as Ray tasks at this address (``"local"``, ``"auto"``,
+            ``HOST:PORT``) instead of ``workers`` processes; the figures are the same.
         **variants: other game settings of RULES.md (``double_pisti``, ``last_card_pisti``, …).
     """
     specs = list(players)
@@ -133,7 +136,8 @@ def evaluate(
         lineup = [pos % len(group) for pos in range(n)]  # players take the seats in turn
         table_seatings = make_seatings(lineup, hand_settings, seatings)
         group_specs = tuple(specs[g] for g in group)
-        kwargs = dict(workers=workers, loader=loader, progress=bar.update if bar else None, save_games=save_games)
+        kwargs = dict(workers=workers, loader=loader, progress=bar.update if bar else None, save_games=save_games,
+                      ray=ray)
         t0 = time.perf_counter()
         deal_records = run_games(Table(group_specs, table_seatings, hand_settings), deals, seed, stream=DEAL, **kwargs)
         match_records = run_games(
@@ -173,6 +177,7 @@ def evaluate(
             "target": target,
             "seed": seed,
             "workers": workers,
+            "ray": ray,
             "bootstrap": bootstrap,
             "game_settings": hand_settings.to_dict(),
             "seatings": seatings,
@@ -206,6 +211,7 @@ def baseline_margins(
     deals: int = 2000,
     seed: int = 0,
     label: str = "trained",
+    ray: str | None = None,
     **settings: Any,
 ) -> dict[str, dict[str, float]]:
     """A trained player's margin over each baseline: its mean score difference per hand, with
@@ -219,7 +225,8 @@ def baseline_margins(
     under ``label``; neither may be a baseline's spec. ``settings`` are the game's
     (``num_players``, ``partnerships``, variants; single hands, so ``target`` may only be
     ``None``). Returns ``{baseline: score_diff}`` with the keys of the report's ``score_diff``
-    (``mean``, ``half_width``, …), from ``player``'s side.
+    (``mean``, ``half_width``, …), from ``player``'s side. ``ray``: play on Ray at this
+    address (see :func:`evaluate`); a player object then travels by Ray's own serialisation.
     """
     if isinstance(player, str):
         label = player
@@ -240,7 +247,7 @@ def baseline_margins(
     margins = {}
     for baseline in baselines:
         report = evaluate([label] + [baseline] * others, deals=deals, matches=0, seed=seed, bootstrap=0,
-                          loader=loader, **settings)
+                          loader=loader, ray=ray, **settings)
         pair = next((p for p in report["tables"][0]["pairs"] if (p["a"], p["b"]) == (label, baseline)), None)
         if pair is None:
             raise RuntimeError(f"no {label!r} vs {baseline!r} pair in the report")
@@ -279,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--target", type=positive_int, default=151, help="match target (R24, default 151)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="master seed (default 0)")
     parser.add_argument("--workers", type=positive_int, default=default_workers(), help="processes (default: every core)")
+    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                        help="play the deals as Ray tasks: on a new local instance (no ADDRESS), the cluster "
+                             "this machine joined ('auto') or HOST:PORT; needs the ray extra")
     parser.add_argument("--bootstrap", type=non_negative_int, default=200, help="bootstrap resamples for the rating intervals")
     parser.add_argument("--seatings", choices=SEATING_MODES, default="auto",
                         help="seat rotations, or every order of the players (auto: rotations with two sides)")
@@ -312,6 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=not args.quiet,
             save_games=args.save_games,
             replay_path=os.path.join(out, "games.jsonl"),
+            ray=args.ray,
             **settings,
         )
     except (ValueError, TypeError, RuntimeError, OSError) as err:

@@ -11,6 +11,8 @@ Examples::
     pisti-train --bluff --steps 1.2e7 --ent-coef 0.02
     pisti-train --resume                          # continue runs/pisti from its newest checkpoint
     pisti-train --resume --steps 1e8              # ... and extend it to 100M steps
+    pisti-train --nproc 2 --threads 1             # 2 processes (torchrun, DDP-style all-reduce)
+    torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint HOST:29400 -m training.trainer ...
 """
 
 from __future__ import annotations
@@ -122,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
              "an error naming it. No complete checkpoint in OUT is an error. Without --resume, an OUT that already "
              "holds a run is an error (never overwritten)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--nproc", type=positive_int, default=None,
+                        help="train with this many processes on this machine (launches torchrun; --envs is the "
+                             "global number of games, split among them); see training.trainer.distributed")
     add_settings_arguments(parser)
     add_dataclass_arguments(parser, TrainConfig, exclude=("settings",), aliases=ALIASES,
                             converters=converters([f.name for f in dataclasses.fields(TrainConfig)]))
@@ -163,18 +168,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.nproc is not None:
+        return _launch(args.nproc, argv)
+    from . import distributed
     from .train import run  # torch: not needed for --help
 
+    shard = None
     try:
         config = config_from_args(args)
         if not args.resume:  # a resumed run plays its checkpoint's config
             check_config(config)
+        if distributed.launched():  # a rank started by torchrun
+            shard = distributed.init(config.device)
         changes = given_values(argv) if args.resume else None
-        trainer = run(config, resume=args.resume, progress=not args.no_progress, resume_changes=changes)
+        progress = not args.no_progress and (shard is None or shard.main)
+        trainer = run(config, resume=args.resume, progress=progress, resume_changes=changes, shard=shard)
     except (ValueError, TypeError, OSError) as error:  # bad settings, players or checkpoint: one line, no traceback
         return fail("pisti-train", error)
-    print(f"trained {trainer.step:,} steps; policy written to {Path(config.out_dir) / 'policy'}")
+    finally:
+        distributed.finish()
+    if shard is None or shard.main:
+        print(f"trained {trainer.step:,} steps; policy written to {Path(config.out_dir) / 'policy'}")
     return 0
+
+
+def _launch(nproc: int, argv: list[str]) -> int:
+    """``pisti-train --nproc N ...``: the same command on N processes through torchrun."""
+    import subprocess
+
+    from .distributed import free_port, torchrun_command
+
+    rest, skip = [], False
+    for i, arg in enumerate(argv):  # drop --nproc N / --nproc=N
+        if skip:
+            skip = False
+        elif arg == "--nproc":
+            skip = True
+        elif not arg.startswith("--nproc="):
+            rest.append(arg)
+    try:
+        command = torchrun_command(nproc, rest, free_port(), sys.executable)
+    except ValueError as error:
+        print(f"pisti-train: error: {error}", file=sys.stderr)
+        return 2
+    return subprocess.call(command)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,9 @@ class TrainConfig:
     Run
         seed: seeds the games, the network's initialisation and the sampling.
         total_steps: environment steps (moves, summed over the batch) to train for.
-        num_envs: games played side by side in the batched engine.
+        num_envs: games played side by side in the batched engine; with several processes
+            (``torchrun``, :mod:`training.trainer.distributed`) the global number, split
+            evenly among them.
         rollout_steps: batch steps per rollout; a rollout holds ``num_envs * rollout_steps``
             decisions.
         device: torch device for the engine and the networks.

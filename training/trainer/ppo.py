@@ -10,6 +10,7 @@ sample is ever credited with another seat's reward or bootstrapped from another 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -133,22 +134,25 @@ def ppo_losses(
     clip_value: bool,
     ent_coef: float,
     vf_coef: float,
+    mean: Callable[[torch.Tensor], torch.Tensor] = torch.mean,
 ) -> PPOLosses:
     """Clipped surrogate policy loss, (clipped) value loss and entropy bonus (CleanRL's form).
 
     ``approx_kl`` is the low-variance estimator ``E[(r - 1) - log r]`` of KL(old || new).
+    ``mean`` averages each term over the minibatch; a rank of a distributed run passes its
+    share of the global minibatch's mean (:meth:`training.trainer.distributed.Shard.mean`).
     """
     log_ratio = new_logp - old_logp
     ratio = log_ratio.exp()
     with torch.no_grad():
-        approx_kl = ((ratio - 1) - log_ratio).mean()
-        clip_fraction = ((ratio - 1.0).abs() > clip_coef).float().mean()
-    policy_loss = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
+        approx_kl = mean((ratio - 1) - log_ratio)
+        clip_fraction = mean(((ratio - 1.0).abs() > clip_coef).float())
+    policy_loss = mean(torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_coef, 1 + clip_coef)))
     if clip_value:
         clipped = old_values + (new_values - old_values).clamp(-clip_coef, clip_coef)
-        value_loss = 0.5 * torch.max((new_values - returns) ** 2, (clipped - returns) ** 2).mean()
+        value_loss = 0.5 * mean(torch.max((new_values - returns) ** 2, (clipped - returns) ** 2))
     else:
-        value_loss = 0.5 * ((new_values - returns) ** 2).mean()
-    entropy_mean = entropy.mean()
+        value_loss = 0.5 * mean((new_values - returns) ** 2)
+    entropy_mean = mean(entropy)
     total = policy_loss - ent_coef * entropy_mean + vf_coef * value_loss
     return PPOLosses(total, policy_loss, value_loss, entropy_mean, approx_kl, clip_fraction)

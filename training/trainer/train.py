@@ -30,29 +30,34 @@ from .checkpoint import (
     publish_run_checkpoint, read_metadata, save_checkpoint, tensor_shapes, validate_trainer_metadata, write_atomic,
 )
 from .config import RESUMABLE, TrainConfig
+from .distributed import LOCAL, Shard
 from .network import ActorCritic, autocast, entropy, log_probs, resolve_precision
 from .policy import CheckpointPlayer
 from .pool import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, ppo_losses
 from .rollout import SelfPlayCollector
 
-ADV_EPS = 1e-8  # keeps the advantage normalisation finite when a minibatch's advantages are equal
-
 
 class Trainer:
-    """Holds the run: engine, network, optimizer, opponent pool, collector and counters."""
+    """Holds the run: engine, network, optimizer, opponent pool, collector and counters.
 
-    def __init__(self, config: TrainConfig) -> None:
+    ``shard``: this process's part of a distributed run (:mod:`training.trainer.distributed`:
+    its games, its seed stream, the all-reduce of the gradients); default the whole run.
+    """
+
+    def __init__(self, config: TrainConfig, shard: Shard | None = None) -> None:
         c = dataclasses.replace(config, precision=resolve_precision(config.precision, config.device))
         check_hidden_sizes(c.hidden_sizes, "hidden_sizes")  # what a checkpoint may hold (read back bounded)
         check_hidden_sizes(c.value_hidden_sizes, "value_hidden_sizes")
         self.config = c
+        self.shard = shard or LOCAL
         if c.torch_threads:
             torch.set_num_threads(c.torch_threads)
         torch.manual_seed(c.seed)  # network initialisation
         self.settings = c.settings
-        self.device = torch.device(c.device)
-        self.engine = BatchedPisti(c.num_envs, seed=c.seed, device=self.device, reward="diff", **c.settings.to_dict())
+        self.device = torch.device(self.shard.device(c.device))
+        num_envs, game_seed = self.shard.games(c.num_envs, c.seed)
+        self.engine = BatchedPisti(num_envs, seed=game_seed, device=self.device, reward="diff", **c.settings.to_dict())
         hidden_size = self.engine.hidden_information_size if c.privileged_value else 0
         self.network = ActorCritic(
             self.engine.observation_size, self.engine.encoder.layout.num_card_features, c.hidden_sizes,
@@ -61,7 +66,7 @@ class Trainer:
         if c.init_from is not None:
             self._warm_start(c.init_from)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=c.learning_rate, eps=c.adam_eps)
-        self.generator = torch.Generator(device=self.device).manual_seed(c.seed)
+        self.generator = torch.Generator(device=self.device).manual_seed(game_seed)
         self.pool = OpponentPool(
             self.settings, tuple(c.baselines), c.pool_size, c.pool_temperature, self.device, c.pool_uniform_share,
             c.pool_margin_decay,
@@ -123,13 +128,12 @@ class Trainer:
         advantages = advantages.reshape(-1)
         returns = returns.reshape(-1)
 
-        n = learner.numel()
-        minibatch = max(1, -(-n // c.num_minibatches))
+        shard = self.shard  # one process, or this rank's share of each global minibatch
+        n = shard.total(learner.numel())
+        generator = shard.learn_generator(self)
         stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clip_fraction")}
         for _epoch in range(c.update_epochs):
-            order = learner[torch.randperm(n, generator=self.generator, device=self.device)]
-            for begin in range(0, n, minibatch):
-                mb = order[begin : begin + minibatch]
+            for mb in shard.minibatches(learner, (T, B), c.num_minibatches, generator):
                 mb_obs, mb_mask = obs[mb], mask[mb]
                 with autocast(self.device, c.precision):
                     logits = self.network.policy(mb_obs)
@@ -137,23 +141,25 @@ class Trainer:
                 logp = log_probs(logits, mb_mask)
                 new_logp = logp.gather(1, action[mb][:, None]).squeeze(1)
                 mb_adv = advantages[mb]
-                if c.norm_adv and mb.numel() > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + ADV_EPS)
+                if c.norm_adv:
+                    mb_adv = shard.normalize(mb_adv)
                 losses = ppo_losses(
                     new_logp, old_logp[mb], mb_adv, new_values, old_values[mb], returns[mb],
-                    entropy(logp, mb_mask), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef,
+                    entropy(logp, mb_mask), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef, shard.mean,
                 )
                 self.optimizer.zero_grad()
                 losses.total.backward()
+                figures = torch.stack([getattr(losses, key).detach().float() for key in stats])
+                figures = shard.reduce(self.network.parameters(), figures)  # gradients (and figures) summed over ranks
                 torch.nn.utils.clip_grad_norm_(self.network.parameters(), c.max_grad_norm)
                 self.optimizer.step()
-                for key in stats:
-                    stats[key].append(float(getattr(losses, key).detach()))
+                for key, value in zip(stats, figures.tolist()):
+                    stats[key].append(value)
             if c.target_kl is not None and stats["approx_kl"][-1] > c.target_kl:
                 break
         learned = time.perf_counter()
 
-        self.step += T * B
+        self.step += T * B * shard.world
         self.update += 1
         if c.snapshot_every and self.update % c.snapshot_every == 0:
             self.pool.add_snapshot(self.network.policy, f"snapshot@{self.step}")
@@ -172,7 +178,7 @@ class Trainer:
             "losses/explained_variance": float(explained),
             "charts/learning_rate": float(self.optimizer.param_groups[0]["lr"]),
             "charts/learner_decisions": float(n),
-            "charts/steps_per_second": T * B / (learned - start),
+            "charts/steps_per_second": T * B * shard.world / (learned - start),
             "time/env_seconds": (collected - start) - inference,
             "time/inference_seconds": inference,
             "time/update_seconds": learned - collected,
@@ -235,7 +241,11 @@ class Trainer:
 
     @classmethod
     def resume(
-        cls, directory: str | os.PathLike, total_steps: int | None = None, changes: Mapping[str, Any] | None = None
+        cls,
+        directory: str | os.PathLike,
+        total_steps: int | None = None,
+        changes: Mapping[str, Any] | None = None,
+        shard: Shard | None = None,
     ) -> "Trainer":
         """A trainer in exactly the state a checkpoint saved, with the checkpoint's own config.
 
@@ -248,6 +258,9 @@ class Trainer:
                 only the fields of :data:`~training.trainer.config.RESUMABLE` may differ from
                 the checkpoint's (:func:`resume_config`), any other difference is a
                 ``ValueError`` naming them.
+            shard: a rank of a distributed run (:mod:`training.trainer.distributed`;
+                :meth:`~training.trainer.distributed.Shard.keeps_games` says whose games in
+                flight come back: a distributed run's checkpoint holds rank 0's share).
 
         Everything is checked before it is built: the metadata's schema, the saved config (its
         game the checkpoint's, its network sizes bounded), the weights' and the trainer
@@ -273,17 +286,23 @@ class Trainer:
         ))
         extra = validate_trainer_metadata(metadata, path, len(shapes))
         weights = load_tensors(directory, MODEL_FILE, metadata, shapes)
-        # The engine's batch (the only size the trainer state sets) before the engine is built.
+        # The engine's batch (the only size the trainer state sets) before the engine is built:
+        # the config's num_envs, or a rank's share of it (a distributed run saves rank 0's games).
         state_header = tensor_shapes(checked_file(directory, TRAINER_FILE, metadata))
         batch = {shape[0] if shape else None for key, (shape, _) in state_header.items() if key.startswith("engine.")}
-        if batch != {config.num_envs}:
+        saved_games = next(iter(batch)) if len(batch) == 1 else None
+        if not saved_games or config.num_envs % saved_games:
             raise CheckpointError(
-                f"{directory / TRAINER_FILE}: its engine state is not for num_envs={config.num_envs} (the config's)"
+                f"{directory / TRAINER_FILE}: its engine state is not for num_envs={config.num_envs} (the config's, "
+                "or a rank's share of it)"
             )
-        trainer = cls(dataclasses.replace(config, init_from=None))  # the weights come from the checkpoint
+        shard = (shard or LOCAL).resumed(int(metadata["update"]))
+        trainer = cls(dataclasses.replace(config, init_from=None), shard=shard)  # the weights come from the checkpoint
         trainer.config = dataclasses.replace(trainer.config, init_from=config.init_from)
         trainer.network.load_state_dict(weights)
-        expected, dtypes = trainer._trainer_state_layout(extra["pool"], any(k.startswith("optimizer.") for k in state_header))
+        expected, dtypes = trainer._trainer_state_layout(
+            extra["pool"], any(k.startswith("optimizer.") for k in state_header), saved_games
+        )
         tensors = load_tensors(directory, TRAINER_FILE, metadata, expected, dtypes=dtypes)
         optimizer_state: dict[int, dict[str, torch.Tensor]] = {}
         for key, value in tensors.items():
@@ -291,12 +310,13 @@ class Trainer:
                 _, index, name = key.split(".", 2)
                 optimizer_state.setdefault(int(index), {})[name] = value
         trainer.optimizer.load_state_dict({"state": optimizer_state, "param_groups": extra["optimizer_param_groups"]})
-        trainer.engine.state = BatchState(
-            **{f: tensors[f"engine.{f}"].to(trainer.device) for f in BatchState.__dataclass_fields__}
-        )
-        trainer.collector.resume_from(trainer.engine.state, tensors["collector.controller"], tensors["collector.episode_return"])
-        trainer.generator.set_state(tensors["generator"])
-        torch.set_rng_state(tensors["torch_rng"])
+        if trainer.shard.keeps_games(int(tensors["engine.slot"].shape[0]), trainer.engine.batch_size):
+            trainer.engine.state = BatchState(
+                **{f: tensors[f"engine.{f}"].to(trainer.device) for f in BatchState.__dataclass_fields__}
+            )
+            trainer.collector.resume_from(trainer.engine.state, tensors["collector.controller"], tensors["collector.episode_return"])
+            trainer.generator.set_state(tensors["generator"])
+            torch.set_rng_state(tensors["torch_rng"])
         trainer.pool.entries = []
         for i, entry in enumerate(extra["pool"]):
             if entry["snapshot"]:
@@ -316,13 +336,19 @@ class Trainer:
         return trainer
 
     def _trainer_state_layout(
-        self, pool: Sequence[Mapping[str, Any]], with_optimizer: bool
+        self, pool: Sequence[Mapping[str, Any]], with_optimizer: bool, games: int | None = None
     ) -> tuple[dict[str, tuple[int, ...]], dict[str, torch.dtype]]:
         """The (shape, dtype) of every tensor a checkpoint's trainer state must hold for this
         trainer: its own state's (engine, collector, generators), the optimizer's moments (if
-        ``with_optimizer``: none before the first update), and a policy's per snapshot of ``pool``."""
+        ``with_optimizer``: none before the first update), and a policy's per snapshot of ``pool``.
+        ``games``: the saved games in flight (the batch of the engine and collector tensors), if
+        not this trainer's (a distributed run's checkpoint holds rank 0's share)."""
         fresh, _extra = self._trainer_state()
         layout = {k: (tuple(v.shape), v.dtype) for k, v in fresh.items() if not k.startswith(("optimizer.", "pool."))}
+        if games is not None:
+            for k, (shape, dtype) in layout.items():
+                if k.startswith(("engine.", "collector.")):
+                    layout[k] = ((games, *shape[1:]), dtype)
         if with_optimizer:
             for index, parameter in enumerate(self.network.parameters()):
                 layout[f"optimizer.{index}.step"] = ((), torch.float32)
@@ -417,6 +443,7 @@ def run(
     progress: bool = True,
     resume_steps: int | None = None,
     resume_changes: Mapping[str, Any] | None = None,
+    shard: Shard | None = None,
 ) -> Trainer:
     """Train to ``config.total_steps``, logging and checkpointing into ``config.out_dir`` (OUT).
 
@@ -430,9 +457,15 @@ def run(
     ``checkpoint_every`` updates and at the end, ``OUT/checkpoint`` links to the newest
     (:func:`save_run_checkpoint`), the final policy to ``OUT/policy``. After a resume the logs
     (``metrics.csv``, TensorBoard) hold each update once: they are cut back to what they held
-    when the checkpoint was written."""
+    when the checkpoint was written. ``shard``: this rank of a distributed run
+    (:mod:`training.trainer.distributed`); only rank 0 writes (logs, checkpoints, evaluations)."""
+    shard = shard or LOCAL
     out = Path(config.out_dir)
-    trainer, saved_update = open_run(config, resume, resume_steps, resume_changes)
+    trainer, saved_update = open_run(config, resume, resume_steps, resume_changes, shard)
+    if not shard.main:  # another rank: it learns, rank 0 writes
+        while trainer.update < trainer.num_updates:
+            trainer.train_update()
+        return trainer
     logs = RunLogs(out, trainer.config)
     bar = _progress(trainer, progress)
     latest_eval = ""
@@ -475,14 +508,28 @@ def open_run(
     resume: bool,
     resume_steps: int | None = None,
     resume_changes: Mapping[str, Any] | None = None,
+    shard: Shard | None = None,
 ) -> tuple[Trainer, int | None]:
     """The trainer of a run in ``config.out_dir`` and the update of its latest checkpoint
     (``None`` for a fresh run); see :func:`run` for what is refused. On resume the newest
     complete checkpoint is taken (newer incomplete ones are passed over with a note on stderr,
-    what killed saves left is removed) and the logs are cut back to that checkpoint."""
+    what killed saves left is removed) and the logs are cut back to that checkpoint. In a
+    distributed run (``shard``) rank 0 alone checks OUT, chooses and cleans up; the other ranks
+    wait for it, then build their trainers from the checkpoint it chose."""
+    shard = shard or LOCAL
     out = Path(config.out_dir)
     if isinstance(config.keep_checkpoints, bool) or not isinstance(config.keep_checkpoints, int) or config.keep_checkpoints < 1:
         raise ValueError(f"keep_checkpoints must be an int >= 1, got {config.keep_checkpoints!r}")
+    changes = {**(resume_changes or {}), "out_dir": str(out)}
+    if not shard.main:
+        shard.barrier()  # rank 0 has checked OUT, chosen its checkpoint and cleaned up
+        if not resume:
+            return Trainer(config, shard=shard), None
+        path, _ = latest_run_checkpoint(out)  # the one rank 0 chose: newer ones are gone
+        if path is None:
+            raise CheckpointError(f"--resume: {out} holds no complete checkpoint to continue")
+        trainer = Trainer.resume(path, total_steps=resume_steps, changes=changes, shard=shard)
+        return trainer, trainer.update
     if resume:
         if not out.is_dir():
             raise CheckpointError(f"--resume: {out} does not exist: there is no run to continue (check --out)")
@@ -494,8 +541,7 @@ def open_run(
                 f"--resume: {out} holds no complete checkpoint to continue (looked in {out / HISTORY}); a run killed "
                 "before its first checkpoint leaves none: remove it or choose another --out to start afresh"
             )
-        changes = {**(resume_changes or {}), "out_dir": str(out)}
-        trainer = Trainer.resume(path, total_steps=resume_steps, changes=changes)
+        trainer = Trainer.resume(path, total_steps=resume_steps, changes=changes, shard=shard)
         trim_logs(out, read_metadata(path).get("log_sizes", {}))
         prune_run_checkpoints(out, path, trainer.config.keep_checkpoints)
         saved: int | None = trainer.update
@@ -507,10 +553,11 @@ def open_run(
                 "or choose another --out (or remove it)"
             )
         out.mkdir(parents=True, exist_ok=True)
-        trainer = Trainer(config)
+        trainer = Trainer(config, shard=shard)
         saved = None
     text = json.dumps(trainer.config.to_dict(), indent=2)
     write_atomic(out / "config.json", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    shard.barrier()
     return trainer, saved
 
 
