@@ -37,7 +37,7 @@ TRAIN = [
     (["--rollout", "1.5"], "--rollout"),
     (["--eval-deals", "0"], "--eval-deals"),
     (["--eval-every", "-1"], "--eval-every"),
-    (["--checkpoint-every", "0"], "--checkpoint-every"),
+    (["--checkpoint-every", "-1"], "--checkpoint-every"),
     (["--gamma", "1.5"], "--gamma"),
     (["--learning-rate", "0"], "--learning-rate"),
     (["--learning-rate", "nan"], "--learning-rate"),
@@ -103,7 +103,7 @@ DEMO = [
 EXPLOIT = [
     ([], "TARGET"),
     (["smart"], "smart"),
-    (["expert"], "batched form"),
+    (["greedy", "--init-from", "greedy"], "--init-from"),
     (["greedy", "--warm-start"], "--warm-start"),
     (["greedy", "--steps", "0"], "--steps"),
     (["greedy", "--final-deals", "0"], "--final-deals"),

@@ -122,5 +122,7 @@ def test_nproc_launches_torchrun_on_the_loopback_address(capsys):
     assert cmd[:3] == ["python", "-m", "torch.distributed.run"]
     assert ["--master-addr", "127.0.0.1"] == cmd[cmd.index("--master-addr"):cmd.index("--master-addr") + 2]
     assert cmd[-4:] == ["-m", "training.trainer", "--steps", "10"]
-    assert train_main(["--nproc", "0"]) == 2
-    assert "--nproc must be an int >= 1, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:  # refused as it is parsed: one line, status 2
+        train_main(["--nproc", "0"])
+    assert exit_info.value.code == 2
+    assert "argument --nproc: must be >= 1, got '0'" in capsys.readouterr().err

@@ -421,7 +421,8 @@ def _settings(value: Any, path: Path, field: str = "settings") -> Settings:
         raise _fail(path, field, str(error)) from None
 
 
-_OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes"}
+_OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world"}
+MAX_WORLD = 65_536  # processes of a distributed run whose checkpoint we read (rank 0 saves its share of the games)
 _REQUIRED_FIELDS = {"format", "format_version", "obs_version", "settings", "observation_size", "card_features",
                     "hidden_sizes", "files"}
 
@@ -467,6 +468,8 @@ def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
     for key in ("step", "update"):
         if key in metadata:
             _integer(metadata[key], path, key, 0, MAX_COUNT)
+    if "world" in metadata:
+        _integer(metadata["world"], path, "world", 1, MAX_WORLD)
     if "config" in metadata:
         for key, item in _mapping(metadata["config"], path, "config").items():
             if isinstance(item, dict) and key == "settings":

@@ -85,7 +85,7 @@ CONVERTERS = {
     "pool_margin_decay": bounded(float, 0, 1, low_open=True, name="share"),
     "eval_every": non_negative_int,
     "eval_deals": positive_int,
-    "checkpoint_every": positive_int,
+    "checkpoint_every": non_negative_int,
     "out_dir": writable_dir,
     "device": torch_device,
 }

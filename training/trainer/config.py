@@ -99,7 +99,7 @@ class TrainConfig:
             evaluation is seeded with the update number, the final one with the last.
         eval_deals: duplicate deals per evaluation.
         eval_baselines: the players (registry specs) the evaluations play against.
-        checkpoint_every: updates between checkpoints (and at the end); a kill costs at most
+        checkpoint_every: updates between checkpoints (and at the end; 0: only at the end); a kill costs at most
             the updates since the last one.
         keep_checkpoints: how many of the newest checkpoints a run keeps in
             ``OUT/checkpoints/`` (at least 1; ``OUT/checkpoint`` links to the newest). The

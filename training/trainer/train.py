@@ -209,6 +209,8 @@ class Trainer:
             "config": c.to_dict(),
             "torch_version": torch.__version__,
         }
+        if self.shard.world > 1:  # a rank's trainer state holds its share of the games: num_envs / world
+            metadata["world"] = self.shard.world
         weights = self.network.state_dict()
         trainer_state = None
         if with_trainer_state:
@@ -287,11 +289,11 @@ class Trainer:
         extra = validate_trainer_metadata(metadata, path, len(shapes))
         weights = load_tensors(directory, MODEL_FILE, metadata, shapes)
         # The engine's batch (the only size the trainer state sets) before the engine is built:
-        # the config's num_envs, or a rank's share of it (a distributed run saves rank 0's games).
+        # the config's num_envs, shared by the run's processes (a distributed run saves rank 0's share).
         state_header = tensor_shapes(checked_file(directory, TRAINER_FILE, metadata))
         batch = {shape[0] if shape else None for key, (shape, _) in state_header.items() if key.startswith("engine.")}
         saved_games = next(iter(batch)) if len(batch) == 1 else None
-        if not saved_games or config.num_envs % saved_games:
+        if saved_games is None or saved_games * metadata.get("world", 1) != config.num_envs:
             raise CheckpointError(
                 f"{directory / TRAINER_FILE}: its engine state is not for num_envs={config.num_envs} (the config's, "
                 "or a rank's share of it)"
