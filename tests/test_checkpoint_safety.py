@@ -101,13 +101,16 @@ def complete_updates(path: Path) -> list[int]:
 
 
 def tensorboard_steps(directory: Path, tag: str = "losses/policy") -> list[int]:
-    """Every step logged for ``tag`` across the run's event files, in file order (raw records:
-    no reader-side deduplication)."""
+    """Every step logged for ``tag`` across the run's event files, the files in the order they
+    were started (raw records: no reader-side deduplication). The files are ordered by their
+    first record's wall time, not by name: a name holds the second it was made and then the
+    pid, so two runs in one second (fast on an idle machine) would sort by pid."""
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
+    files = [list(EventFileLoader(str(path)).Load()) for path in directory.glob("events.out.tfevents.*")]
     steps = []
-    for path in sorted(directory.glob("events.out.tfevents.*")):
-        for event in EventFileLoader(str(path)).Load():
+    for events in sorted((events for events in files if events), key=lambda events: events[0].wall_time):
+        for event in events:
             steps += [event.step for value in event.summary.value if value.tag == tag]
     return steps
 
