@@ -23,7 +23,7 @@ import time
 from typing import Sequence
 
 from ..agents import Player, make_player
-from ..flags import add_settings_arguments, values_of
+from ..flags import ArgumentParser, add_settings_arguments, fail, values_of
 from ..replay import line_writer
 from ..rules import SETTING_NAMES, Settings, make_settings
 
@@ -31,8 +31,8 @@ DEFAULT_DELAY = 0.6
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pisti-play", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="pisti-play", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--opponent", default=None,
                         help="the other side's players: a baseline (random, greedy, expert, pimc[:n=32], bluffer, "
                              "challenger) or a checkpoint path (default: the shipped policy trained for these "
@@ -100,8 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
         players, specs = _opponents(settings, args, seed)
     except (TypeError, ValueError) as err:
-        print(f"pisti-play: error: {err}", file=sys.stderr)
-        return 2
+        return fail("pisti-play", err)
     names = ["you" if s == args.seat else f"{_short(spec)} ({s})" for s, spec in enumerate(specs)]
     path = args.replay_out or os.path.join("runs", "play", f"pisti-play-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}.jsonl")
     if os.path.dirname(path):

@@ -20,12 +20,13 @@ import time
 from typing import Sequence
 
 from ..agents import SeatView
+from ..flags import ArgumentParser, fail
 from ..replay import RecordedGame, ReplayError, iter_replay, read_replays
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pisti-replay", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="pisti-replay", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", help="a replay file (JSON lines)")
     parser.add_argument("--game", type=int, default=None, help="show only game K of the file (1-based)")
     parser.add_argument("--seat", type=int, default=None, help="show only what this seat may know")
@@ -102,8 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not show_game(games[i], i + 1, console, args):
                 break
     except (OSError, ReplayError, ValueError) as err:
-        print(f"pisti-replay: error: {err}", file=sys.stderr)
-        return 2
+        return fail("pisti-replay", err)
     return 0
 
 

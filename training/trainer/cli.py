@@ -209,8 +209,7 @@ def _launch(nproc: int, argv: list[str]) -> int:
     try:
         command = torchrun_command(nproc, rest, free_port(), sys.executable)
     except ValueError as error:
-        print(f"pisti-train: error: {error}", file=sys.stderr)
-        return 2
+        return fail("pisti-train", error)
     return subprocess.call(command)
 
 
