@@ -467,6 +467,7 @@ def run(
     if not shard.main:  # another rank: it learns, rank 0 writes
         while trainer.update < trainer.num_updates:
             trainer.train_update()
+        shard.barrier()  # leave with rank 0 (below): no rank tears down the process group alone
         return trainer
     logs = RunLogs(out, trainer.config)
     bar = _progress(trainer, progress)
@@ -502,6 +503,9 @@ def run(
             print("final policy, mean score difference per hand over duplicate deals: " + ", ".join(
                 f"vs {b} {summary[f'eval/{b}_margin']:+.2f} ± {summary[f'eval/{b}_ci95']:.2f}" for b in c.eval_baselines
             ) + f" ({c.eval_deals} deals; `pisti-eval` for more)")
+    # Every rank waits here until rank 0 has written everything, then all leave the process
+    # group together: a rank tearing gloo down while rank 0 still worked was seen to abort.
+    shard.barrier()
     return trainer
 
 
