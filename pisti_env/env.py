@@ -162,6 +162,11 @@ def illegal_action_penalty(game: Game, side: int) -> float:
     return float(worst - diff_now)
 
 
+def _reset_first(method: str) -> RuntimeError:
+    """The error of ``method`` called before the first ``reset()``."""
+    return RuntimeError(f"pisti_v0: call reset() before {method}()")
+
+
 class raw_env(AECEnv):
     """Pişti as a PettingZoo AEC environment.
 
@@ -247,41 +252,54 @@ class raw_env(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self._episode_over = False
         self._public = game.public_total
+        self._rewards_nonzero = False
         self.agent_selection = self.possible_agents[game.turn]
         self._skip_agent_selection = None
 
-    def _started(self, method: str) -> Game:
-        """The live game; a ``RuntimeError`` naming ``method`` before the first ``reset()``."""
-        if self.game is None:
-            raise RuntimeError(f"pisti_v0: call reset() before {method}()")
-        return self.game
-
     # ------------------------------------------------------------------ observe
+    # observe(), last() and step() are the hot path of every AEC loop (issue 17): they read the
+    # game directly and build nothing they do not hand out. What they hand out is new each call
+    # (observation and mask arrays) or replaced rather than edited (the rewards and infos dicts),
+    # so nothing a caller holds changes under it later.
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        game = self._started("observe")
-        if agent not in self.agent_name_mapping:
+        """``agent``'s observation now: ``{"observation": float32 vector, "action_mask": int8}``
+        (the mask is all zeros unless ``agent`` is to move), both new arrays."""
+        game = self.game
+        if game is None:
+            raise _reset_first("observe")
+        seat = self.agent_name_mapping.get(agent)
+        if seat is None:
             raise ValueError(f"unknown agent {agent!r}; the agents are {self.possible_agents}")
-        seat = self.agent_name_mapping[agent]
-        mask = np.zeros(self.num_actions, dtype=np.int8)
+        mask = bytearray(self.num_actions)
         if seat == game.turn and not self._episode_over:
-            mask[game.legal_actions()] = 1
-        return {"observation": self.encoder.encode(game, seat), "action_mask": mask}
+            for a in game.legal_actions():
+                mask[a] = 1
+        return {"observation": self.encoder.encode(game, seat), "action_mask": np.frombuffer(mask, np.int8)}
 
     # ------------------------------------------------------------------ step
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """PettingZoo's ``last()``; a ``RuntimeError`` before the first ``reset()``."""
-        self._started("last")
-        return super().last(observe)
+        if self.game is None:
+            raise _reset_first("last")
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def step(self, action: int | None) -> None:
-        self._started("step")
+        game = self.game
+        if game is None:
+            raise _reset_first("step")
         if not self.agents:
             raise ValueError("the episode is over and every agent has left: call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
         if action.__class__ is not int:
             action = action_id(action, self.num_actions)
         hands_before = game.hands_completed
@@ -296,8 +314,8 @@ class raw_env(AECEnv):
         if self.infos[agent]:
             self.infos[agent] = {}  # an agent's info lasts until its next move, like its rewards
         self._cumulative_rewards[agent] = 0.0
-        self._set_rewards()
-        self._accumulate_rewards()
+        if self._set_rewards():
+            self._accumulate_rewards()  # all-zero rewards would add nothing
         if game.hands_completed != hands_before:
             # Every agent its own copies: an agent editing its info changes neither the game nor another's.
             self.infos = {
@@ -313,24 +331,28 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _set_rewards(self) -> None:
+    def _set_rewards(self) -> bool:
+        """This step's ``rewards`` (a new dict whenever they change); whether any is non-zero."""
         game = self.game
-        side_of = self.settings.side_of
         if self.reward_mode == "diff":
             public = game.public_total  # a fresh list
+            if public == self._public:  # nobody scored (most plays)
+                if self._rewards_nonzero:
+                    self.rewards = dict.fromkeys(self.agents, 0.0)
+                    self._rewards_nonzero = False
+                return False
             delta = list(map(sub, public, self._public))
-            if not any(delta):
-                if any(self.rewards.values()):
-                    self.rewards = {a: 0.0 for a in self.agents}
-                return
             self._public = public
             total, others = sum(delta), len(delta) - 1
             per_side = [d - (total - d) / others for d in delta]
         else:  # "win"
             if not game.done:
-                return  # rewards stay all zero until the end
+                return False  # rewards stay all zero until the end
             per_side = win_rewards(game)
-        self.rewards = {a: float(per_side[side_of(self.agent_name_mapping[a])]) for a in self.agents}
+        side_of, seat_of = self.settings.side_of, self.agent_name_mapping
+        self.rewards = {a: float(per_side[side_of(seat_of[a])]) for a in self.agents}
+        self._rewards_nonzero = True
+        return True
 
     def _end_with_penalty(self, agent: str, action: int) -> None:
         """``illegal_action="penalty"``: end the episode as ``TerminateIllegalWrapper`` does,

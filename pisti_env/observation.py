@@ -293,8 +293,28 @@ class ObservationEncoder:
             st.ten_diamonds_pisti_bonus / max(TEN_DIAMONDS_BONUS_CHOICES),
             float(st.show_stock_bottom), float(st.bluff), float(st.bluff_jack_double),
         ]
-        self._copies = settings.decks * 2  # rows of ``where + played_by`` per card id
+        # The card block in one gather (issue 17): a card's row depends on its location code and
+        # its playing-seat code together, so ``pair_rows[seat]`` holds, for every pair, the sum
+        # of the two one-hot rows of ``feature_rows`` (the very sums the block is made of) at row
+        # ``where + 256 * slot``, where ``slot`` is 0 for NOBODY and 1 + s for ``PLAYED_BY + s``.
+        # ``encode`` interleaves ``where`` with the slots into little-endian uint16 row numbers.
+        self._slot_of = bytearray(256)  # playing-seat code -> slot (a bytes.translate table)
+        pair_codes = [loc.NOBODY]
+        for s in range(n):
+            self._slot_of[loc.PLAYED_BY + s] = s + 1
+            pair_codes.append(loc.PLAYED_BY + s)
+        self._slot_of = bytes(self._slot_of)
+        self.pair_rows = (self.feature_rows[:, None, :, :] + self.feature_rows[:, pair_codes, None, :]).reshape(
+            n, len(pair_codes) * 256, k
+        )
+        self._pair_rows = list(self.pair_rows)  # per seat, without making a view each call
+        self._count_gather = list(self.count_gather)
+        self._num_cards = settings.num_cards
         self._rel_side = self.rel_side.tolist()
+        self._num_players, self._num_sides, self._bluff = n, sides, settings.bluff
+        self._counts_stop = layout.counts_stop
+        if layout.counts_start != layout.cards_size:
+            raise AssertionError("the count block must follow the card block")
         self._last_capturer = layout.by_name["last_capturer"].start
         self._dealer = layout.by_name["dealer"].start
         self._to_move = layout.by_name["to_move"].start
@@ -306,18 +326,22 @@ class ObservationEncoder:
             )
 
     def encode(self, game: Game, seat: int) -> np.ndarray:
-        """The observation vector of ``seat`` (float32, ``layout.size`` entries)."""
-        layout = self.layout
+        """The observation vector of ``seat`` (float32, ``layout.size`` entries): a new array
+        each call, never written again by the encoder."""
         obs = self.static.copy()
-        # Card block: each physical card's location code and playing-seat code select one-hot
-        # feature rows; copies of an id (two decks) add up.
-        rows = self.feature_rows[seat][np.frombuffer(game.where + game.played_by, dtype=np.uint8)]
-        k = layout.num_card_features
-        cards = obs[: layout.cards_size].reshape(NUM_CARD_IDS, k)
-        if self._copies == 2:
-            np.add(rows[:NUM_CARD_IDS], rows[NUM_CARD_IDS:], out=cards)
+        # Card block: each physical card's (location code, playing-seat slot) pair selects the
+        # sum of its two one-hot feature rows; copies of an id (two decks) add up.
+        pairs = bytearray(2 * self._num_cards)
+        pairs[0::2] = game.where
+        pairs[1::2] = game.played_by.translate(self._slot_of)
+        rows = self._pair_rows[seat]
+        cards_size = self.layout.cards_size
+        cards = obs[:cards_size].reshape(NUM_CARD_IDS, -1)
+        if self._num_cards == NUM_CARD_IDS:
+            rows.take(np.frombuffer(pairs, "<u2"), 0, cards, "clip")  # row numbers < len(rows)
         else:
-            cards[:] = rows.reshape(self._copies, NUM_CARD_IDS, k).sum(0)
+            both = rows.take(np.frombuffer(pairs, "<u2"), 0)
+            np.add(both[:NUM_CARD_IDS], both[NUM_CARD_IDS:], out=cards)
         pile = game.pile
         if pile:
             cards[pile[-1] % NUM_CARD_IDS, self.top_feature] = 1.0
@@ -330,14 +354,14 @@ class ObservationEncoder:
             ],
             dtype=np.float32,
         )
-        np.multiply(counts[self.count_gather[seat]], self.count_scale, out=obs[layout.counts_start : layout.counts_stop])
-        n = self.settings.num_players
+        np.multiply(counts.take(self._count_gather[seat]), self.count_scale, out=obs[cards_size : self._counts_stop])
+        n = self._num_players
         last = game.last_capturer
-        obs[self._last_capturer + (self._rel_side[seat][last] if last >= 0 else self.settings.num_sides)] = 1.0
+        obs[self._last_capturer + (self._rel_side[seat][last] if last >= 0 else self._num_sides)] = 1.0
         obs[self._dealer + (game.dealer - seat) % n] = 1.0
         if not game.done:
             obs[self._to_move + (game.turn - seat) % n] = 1.0
-        if self.settings.bluff:
+        if self._bluff:
             self._encode_bluff(game, seat, obs)
         return obs
 
