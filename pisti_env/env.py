@@ -235,7 +235,7 @@ class raw_env(AECEnv):
         options = {} if options is None else options
         if not isinstance(options, dict):
             raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS))) if options else None
         if unknown:
             # PettingZoo's api_test passes arbitrary options, so unknown keys warn, not raise.
             warnings.warn(f"ignoring unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}", stacklevel=2)
@@ -244,12 +244,12 @@ class raw_env(AECEnv):
         game = Game(self.settings, seed=game_seed, deck=options.get("deck"), dealer=options.get("dealer"))
         self._seeder = seeder
         self.game = game
-        self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.agents = agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self.infos = {a: {} for a in agents}
         self._episode_over = False
         self._public = game.public_total
         self._rewards_nonzero = False

@@ -59,6 +59,7 @@ from .scoring import majority_points
 # Counter rows read on every step (the env's rewards), as plain ints: looking up an enum member
 # costs more than the read itself.
 _PUBLIC_POINTS, _MATCH_SCORES = int(Counter.PUBLIC_POINTS), int(Counter.MATCH_SCORES)
+_PLAYED_BY, _PILE_UP = loc.PLAYED_BY, loc.PILE_UP  # location codes of a face-up play, as module globals
 
 
 def _counter_row(row: Counter, doc: str) -> property:
@@ -262,7 +263,7 @@ class Game:
                 play_face_down(self, p, seat)
                 return
         hand.remove(p)
-        self.played_by[p] = loc.PLAYED_BY + seat
+        self.played_by[p] = _PLAYED_BY + seat
         self.history.append((seat, p % NUM_CARD_IDS))
         self.in_hands -= 1
         pile = self.pile
@@ -271,7 +272,7 @@ class Game:
             capture(self, p, seat)
         else:  # R12 (and R11: a Jack on an empty pile just lies there)
             pile.append(p)
-            self.where[p] = loc.PILE_UP
+            self.where[p] = _PILE_UP
         pass_turn(self, seat)
 
     # ------------------------------------------------------------------ copies

@@ -13,7 +13,9 @@ whenever the meaning of any index of an existing layout changes; checkpoints rec
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import chain
+from operator import itemgetter, mul
+from struct import pack
 
 import numpy as np
 
@@ -213,6 +215,8 @@ _SIDE_COUNT_ROWS = itemgetter(
 )
 # The claim block's per-side values (R29), as rows of ``Game.counts``: bluff points, then the counts.
 _BLUFF_ROWS = itemgetter(*BLUFF_RESULT_ROWS.values())
+_ROW_NUMBER = np.dtype("<u2")  # the encoder's pair row numbers: location code + 256 * slot
+_FLOAT32 = np.dtype(np.float32)
 
 
 class ObservationEncoder:
@@ -293,84 +297,109 @@ class ObservationEncoder:
             st.ten_diamonds_pisti_bonus / max(TEN_DIAMONDS_BONUS_CHOICES),
             float(st.show_stock_bottom), float(st.bluff), float(st.bluff_jack_double),
         ]
-        # The card block in one gather (issue 17): a card's row depends on its location code and
-        # its playing-seat code together, so ``pair_rows[seat]`` holds, for every pair, the sum
-        # of the two one-hot rows of ``feature_rows`` (the very sums the block is made of) at row
-        # ``where + 256 * slot``, where ``slot`` is 0 for NOBODY and 1 + s for ``PLAYED_BY + s``.
-        # ``encode`` interleaves ``where`` with the slots into little-endian uint16 row numbers.
-        self._slot_of = bytearray(256)  # playing-seat code -> slot (a bytes.translate table)
+        # --- the encoder's own tables (issue 17): an observation costs a handful of NumPy calls.
+        # ``encode`` builds the bytes after the card block in Python (``struct``), makes the
+        # vector from them in one allocation, and fills the card block with one gather.
+        self._num_cards = settings.num_cards
+        self._num_players, self._num_sides, self._bluff = n, sides, settings.bluff
+        self._rel_side = self.rel_side.tolist()
+        # Card block: a card's row depends on its location code and its playing-seat code
+        # together, so ``pair_rows[seat]`` holds, for every pair, the sum of the two one-hot rows
+        # of ``feature_rows`` (the very sums the block is made of) at row ``where + 256 * slot``,
+        # where ``slot`` is 0 for NOBODY and 1 + s for ``PLAYED_BY + s``. ``encode`` interleaves
+        # ``where`` with the slots into little-endian uint16 row numbers.
+        slot_of = bytearray(256)  # playing-seat code -> slot (a bytes.translate table)
         pair_codes = [loc.NOBODY]
         for s in range(n):
-            self._slot_of[loc.PLAYED_BY + s] = s + 1
+            slot_of[loc.PLAYED_BY + s] = s + 1
             pair_codes.append(loc.PLAYED_BY + s)
-        self._slot_of = bytes(self._slot_of)
+        self._slot_of = bytes(slot_of)
         self.pair_rows = (self.feature_rows[:, None, :, :] + self.feature_rows[:, pair_codes, None, :]).reshape(
             n, len(pair_codes) * 256, k
         )
         self._pair_rows = list(self.pair_rows)  # per seat, without making a view each call
-        self._count_gather = list(self.count_gather)
-        self._num_cards = settings.num_cards
-        self._rel_side = self.rel_side.tolist()
-        self._num_players, self._num_sides, self._bluff = n, sides, settings.bluff
-        self._counts_stop = layout.counts_stop
+        # Count block: the counters in absolute order are put in seat-relative order by one
+        # itemgetter and scaled in Python. ``v * s``, with ``s`` the float32 scale as a double,
+        # is exact (v < 2**24), so packing it as float32 rounds once, exactly as the float32
+        # product ``float32(v) * s`` does: the bytes are those of the vectorised encoding.
         if layout.counts_start != layout.cards_size:
             raise AssertionError("the count block must follow the card block")
-        self._last_capturer = layout.by_name["last_capturer"].start
-        self._dealer = layout.by_name["dealer"].start
-        self._to_move = layout.by_name["to_move"].start
+        self._relative_counts = [itemgetter(*gather) for gather in self.count_gather.tolist()]
+        self._count_scales = self.count_scale.tolist()
+        self._count_format = f"={len(self._count_scales)}f"
+        # The one-hots and the static entries after the counts, up to the claim block: their
+        # bytes for every (last capturer, dealer, seat to move) seen from every seat.
+        after_counts = [f.name for f in layout.fields if f.start >= layout.counts_stop]
+        expected = ["last_capturer", "dealer", "to_move", "target", "settings"]
         if settings.bluff:
-            self._claimant = layout.by_name["claimant"].start
-            self._bluff_block = slice(layout.by_name["bluff_points"].start, layout.size)
+            expected += ["claimant", "bluff_points", *BLUFF_COUNTERS]
+        if after_counts != expected:
+            raise AssertionError(f"the encoder expects the fields {expected} after the counts, not {after_counts}")
+        stop = layout.by_name["settings"].stop
+        last_start, dealer_start = layout.by_name["last_capturer"].start, layout.by_name["dealer"].start
+        to_move_start = layout.by_name["to_move"].start
+        self._middle: list[list[bytes]] = []
+        for _seat in range(n):
+            table = []
+            for last in range(sides + 1):  # relative side; ``sides``: nobody yet
+                for dealer in range(n):  # relative seat
+                    for to_move in range(n + 1):  # relative seat; ``n``: the episode is over
+                        block = self.static[layout.counts_stop : stop].copy()
+                        block[last_start - layout.counts_stop + last] = 1.0
+                        block[dealer_start - layout.counts_stop + dealer] = 1.0
+                        if to_move < n:
+                            block[to_move_start - layout.counts_stop + to_move] = 1.0
+                        table.append(block.tobytes())
+            self._middle.append(table)
+        if settings.bluff:  # R29: the claim block, the same way
+            one_hot = np.eye(n + 1, n, dtype=np.float32)  # row n: no pending claim
+            self._claimant_bytes = [row.tobytes() for row in one_hot]
+            rows = 1 + len(BLUFF_COUNTERS)  # bluff points, then the claim counts
+            self._relative_bluff = [
+                itemgetter(*[r * sides + (j + settings.side_of(seat)) % sides for r in range(rows) for j in range(sides)])
+                for seat in range(n)
+            ]
+            # The batched engine scales its claim block with this very array.
             self._bluff_scale = np.repeat(
                 np.array([1 / POINTS_SCALE] + [1 / PISTI_COUNT_SCALE] * len(BLUFF_COUNTERS), dtype=np.float32), sides
             )
+            self._bluff_scales = self._bluff_scale.tolist()
+            self._bluff_format = f"={rows * sides}f"
 
     def encode(self, game: Game, seat: int) -> np.ndarray:
         """The observation vector of ``seat`` (float32, ``layout.size`` entries): a new array
         each call, never written again by the encoder."""
-        obs = self.static.copy()
+        n = self._num_players
+        captured, pistis, double_pistis, pisti_points, public_points, match_scores = _SIDE_COUNT_ROWS(game.counts)
+        pile = game.pile
+        counts = self._relative_counts[seat](
+            [
+                *map(len, game.hands), len(game.deck) - game.stock_pos, len(pile), game.pile_hidden,
+                *captured, *pistis, *double_pistis, *pisti_points, *public_points, *match_scores,
+                game.hands_completed,
+            ]
+        )
+        last = game.last_capturer
+        middle = self._middle[seat][
+            ((self._rel_side[seat][last] if last >= 0 else self._num_sides) * n + (game.dealer - seat) % n) * (n + 1)
+            + (n if game.done else (game.turn - seat) % n)
+        ]
         # Card block: each physical card's (location code, playing-seat slot) pair selects the
         # sum of its two one-hot feature rows; copies of an id (two decks) add up.
         pairs = bytearray(2 * self._num_cards)
         pairs[0::2] = game.where
         pairs[1::2] = game.played_by.translate(self._slot_of)
-        rows = self._pair_rows[seat]
-        cards_size = self.layout.cards_size
-        cards = obs[:cards_size].reshape(NUM_CARD_IDS, -1)
-        if self._num_cards == NUM_CARD_IDS:
-            rows.take(np.frombuffer(pairs, "<u2"), 0, cards, "clip")  # row numbers < len(rows)
-        else:
-            both = rows.take(np.frombuffer(pairs, "<u2"), 0)
-            np.add(both[:NUM_CARD_IDS], both[NUM_CARD_IDS:], out=cards)
-        pile = game.pile
+        cards = self._pair_rows[seat].take(np.frombuffer(pairs, _ROW_NUMBER), 0)
+        if self._num_cards != NUM_CARD_IDS:
+            cards = np.add(cards[:NUM_CARD_IDS], cards[NUM_CARD_IDS:])
         if pile:
             cards[pile[-1] % NUM_CARD_IDS, self.top_feature] = 1.0
-        captured, pistis, double_pistis, pisti_points, public_points, match_scores = _SIDE_COUNT_ROWS(game.counts)
-        counts = np.array(
-            [
-                *map(len, game.hands), len(game.deck) - game.stock_pos, len(pile), game.pile_hidden,
-                *captured, *pistis, *double_pistis, *pisti_points, *public_points, *match_scores,
-                game.hands_completed,
-            ],
-            dtype=np.float32,
-        )
-        np.multiply(counts.take(self._count_gather[seat]), self.count_scale, out=obs[cards_size : self._counts_stop])
-        n = self._num_players
-        last = game.last_capturer
-        obs[self._last_capturer + (self._rel_side[seat][last] if last >= 0 else self._num_sides)] = 1.0
-        obs[self._dealer + (game.dealer - seat) % n] = 1.0
-        if not game.done:
-            obs[self._to_move + (game.turn - seat) % n] = 1.0
-        if self._bluff:
-            self._encode_bluff(game, seat, obs)
+        parts = [cards, pack(self._count_format, *map(mul, counts, self._count_scales)), middle]
+        if self._bluff:  # R29: the pending claim's seat, bluff points and claim counts per side
+            claimant = game.claimant
+            parts.append(self._claimant_bytes[(claimant - seat) % n if claimant >= 0 else n])
+            bluff = self._relative_bluff[seat](list(chain.from_iterable(_BLUFF_ROWS(game.counts))))
+            parts.append(pack(self._bluff_format, *map(mul, bluff, self._bluff_scales)))
+        # One copy of every part into a new buffer, which the vector owns alone.
+        obs = np.frombuffer(bytearray().join(parts), _FLOAT32)
         return obs
-
-    def _encode_bluff(self, game: Game, seat: int, obs: np.ndarray) -> None:
-        """The claim block (R29): the pending claim's seat, bluff points and counts per side."""
-        if game.claimant >= 0:
-            obs[self._claimant + (game.claimant - seat) % self.settings.num_players] = 1.0
-        rel = self.rel_side[seat]
-        values = np.array(_BLUFF_ROWS(game.counts), dtype=np.float32)
-        block = np.empty_like(values)
-        block[:, rel] = values  # absolute side s goes to relative index rel[s]
-        np.multiply(block.reshape(-1), self._bluff_scale, out=obs[self._bluff_block])
