@@ -57,12 +57,12 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from .actions import action_id
 from .cards import NUM_CARD_IDS, TABLE_SIZE
 from .game import Game
 from .observation import ObservationEncoder
+from .order_enforcing import FastOrderEnforcingWrapper
 from .render import render_text
 from .rewards import REWARD_MODES, side_difference, win_rewards
 from .rules import Settings, make_settings
@@ -82,9 +82,12 @@ def env(*, illegal_action: str = "penalty", **kwargs: Any) -> AECEnv:
 
     The penalty lives in the raw environment (it needs the game to size the penalty, see
     :func:`illegal_action_penalty`), as do the bounds checks, so the only wrapper is
-    ``OrderEnforcingWrapper``; see :class:`raw_env` for the arguments.
+    ``OrderEnforcingWrapper``, as the subclass
+    :class:`~pisti_env.order_enforcing.FastOrderEnforcingWrapper` (the same checks, errors and
+    warnings; ``last``, ``step`` and ``agent_iter`` read the raw env directly). See
+    :class:`raw_env` for the arguments.
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(illegal_action=illegal_action, **kwargs))
+    return FastOrderEnforcingWrapper(raw_env(illegal_action=illegal_action, **kwargs))
 
 
 def _scoring_plays_bound(plays: int) -> int:
