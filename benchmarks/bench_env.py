@@ -3,13 +3,15 @@
 Prints, measured in the same run so the ratios survive a noisy machine:
 
 * a do-nothing AEC env (the floor PettingZoo's API itself costs: same spaces, a cached
-  observation, no game) bare and behind ``OrderEnforcingWrapper`` (what ``env()`` adds), and
-  for reference behind the full classic wrapper chain;
+  observation, no game) bare and behind PettingZoo's ``OrderEnforcingWrapper``, and for
+  reference behind ``env()``'s own wrapper (``FastOrderEnforcingWrapper``, the same checks
+  without ``__getattr__`` on the hot path) and behind the full classic wrapper chain;
 * ``pisti_env.env()`` and ``pisti_env.raw_env()`` (agent_iter / last / step, observations and
   masks included, the action drawn uniformly from the mask);
 * the bare engine (``Game.legal_actions`` / ``Game.step``, no observations);
-* issue 17's two ratios: ``env()`` / wrapped do-nothing (target >= 0.6) and ``raw_env()`` /
-  bare do-nothing (target >= 0.5).
+* issue 17's two ratios: ``env()`` / do-nothing behind ``OrderEnforcingWrapper`` (target
+  >= 0.6) and ``raw_env()`` / bare do-nothing (target >= 0.5); then, for reference, ``env()``
+  / do-nothing behind the same wrapper as ``env()``.
 
 The contenders take turns in short slices (``--rounds`` rounds of ``--seconds / --rounds``
 each), so a burst of load elsewhere on the machine hits them alike; each figure is the total
@@ -33,6 +35,7 @@ from pettingzoo.utils import wrappers
 
 import pisti_env
 from pisti_env import Game, make_settings
+from pisti_env.order_enforcing import FastOrderEnforcingWrapper
 
 HAND_DECISIONS = 48  # a 2-player hand: 52 - 4 table cards
 
@@ -178,6 +181,8 @@ def main() -> None:
         "do-nothing AEC env, bare": AecLoop(lambda: DoNothingEnv(n, episode)),
         "do-nothing AEC env, OrderEnforcingWrapper": AecLoop(
             lambda: wrappers.OrderEnforcingWrapper(DoNothingEnv(n, episode))),
+        "do-nothing AEC env, FastOrderEnforcingWrapper": AecLoop(
+            lambda: FastOrderEnforcingWrapper(DoNothingEnv(n, episode))),
         "do-nothing AEC env, full classic wrapper chain": AecLoop(
             lambda: wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(
                 wrappers.TerminateIllegalWrapper(DoNothingEnv(n, episode), -1.0)))),
@@ -197,6 +202,8 @@ def main() -> None:
     raw = rate["pisti_env.raw_env()"] / rate["do-nothing AEC env, bare"]
     print(f"ratio env()     / do-nothing behind OrderEnforcingWrapper: {wrapped:.2f}  (issue 17 target >= 0.60)")
     print(f"ratio raw_env() / do-nothing bare:                         {raw:.2f}  (issue 17 target >= 0.50)")
+    same = rate["pisti_env.env()"] / rate["do-nothing AEC env, FastOrderEnforcingWrapper"]
+    print(f"(for reference: env() / do-nothing behind env()'s own FastOrderEnforcingWrapper: {same:.2f})")
 
 
 if __name__ == "__main__":
