@@ -335,7 +335,8 @@ class raw_env(AECEnv):
             self.render()
 
     def _set_rewards(self) -> bool:
-        """This step's ``rewards`` (a new dict whenever they change); whether any is non-zero."""
+        """Set this step's ``rewards`` (a new dict whenever they change). Returns whether it set
+        new values, which ``step`` then accumulates; ``False`` means every reward is 0."""
         game = self.game
         if self.reward_mode == "diff":
             public = game.public_total  # a fresh list
