@@ -88,68 +88,70 @@ class DoNothingEnv(AECEnv):
         self._accumulate_rewards()
 
 
-class AecLoop:
-    """Random legal play through agent_iter/last/step, resumable in slices: counts decisions
-    (steps of live agents) and the time spent, whole episodes at a time."""
+class Loop:
+    """Random legal play, resumable in slices: counts decisions (steps of live agents) and the
+    time spent, whole episodes at a time. Subclasses play one seeded episode in ``episode``."""
 
-    def __init__(self, make_env: Callable[[], AECEnv], seed: int = 0) -> None:
-        self.env = make_env()
+    def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)
         self.seed = seed
-        self.episode = 0
+        self.episodes = 0
         self.decisions = 0
         self.elapsed = 0.0
+
+    def episode(self, seed: int) -> int:
+        """Play one episode from ``seed``; returns its decisions."""
+        raise NotImplementedError
 
     def run(self, seconds: float) -> None:
         """Play whole episodes until ``seconds`` have passed."""
-        env, rng, flatnonzero, choice = self.env, self.rng, np.flatnonzero, self.rng.choice
-        decisions = 0
         start = time.perf_counter()
         while time.perf_counter() - start < seconds:
-            env.reset(seed=self.seed + self.episode)
-            self.episode += 1
-            for _agent in env.agent_iter():
-                obs, _reward, termination, truncation, _info = env.last()
-                if termination or truncation:
-                    env.step(None)
-                    continue
-                env.step(choice(flatnonzero(obs["action_mask"]).tolist()))
-                decisions += 1
+            self.decisions += self.episode(self.seed + self.episodes)
+            self.episodes += 1
         self.elapsed += time.perf_counter() - start
-        self.decisions += decisions
 
     @property
     def rate(self) -> float:
         return self.decisions / self.elapsed
 
 
-class EngineLoop:
-    """The bare engine: ``Game.legal_actions`` / ``Game.step`` with random legal play."""
+class AecLoop(Loop):
+    """agent_iter / last / step, the action drawn uniformly from the mask."""
+
+    def __init__(self, make_env: Callable[[], AECEnv], seed: int = 0) -> None:
+        super().__init__(seed)
+        self.env = make_env()
+
+    def episode(self, seed: int) -> int:
+        env, flatnonzero, choice = self.env, np.flatnonzero, self.rng.choice
+        decisions = 0
+        env.reset(seed=seed)
+        for _agent in env.agent_iter():
+            obs, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            env.step(choice(flatnonzero(obs["action_mask"]).tolist()))
+            decisions += 1
+        return decisions
+
+
+class EngineLoop(Loop):
+    """The bare engine: ``Game.legal_actions`` / ``Game.step``."""
 
     def __init__(self, num_players: int, seed: int = 0) -> None:
+        super().__init__(seed)
         self.settings = make_settings(num_players=num_players, target=None)
-        self.rng = random.Random(seed)
-        self.seed = seed
-        self.episode = 0
-        self.decisions = 0
-        self.elapsed = 0.0
 
-    def run(self, seconds: float) -> None:
+    def episode(self, seed: int) -> int:
         choice = self.rng.choice
         decisions = 0
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            game = Game(self.settings, seed=self.seed + self.episode)
-            self.episode += 1
-            while not game.done:
-                game.step(choice(game.legal_actions()))
-                decisions += 1
-        self.elapsed += time.perf_counter() - start
-        self.decisions += decisions
-
-    @property
-    def rate(self) -> float:
-        return self.decisions / self.elapsed
+        game = Game(self.settings, seed=seed)
+        while not game.done:
+            game.step(choice(game.legal_actions()))
+            decisions += 1
+        return decisions
 
 
 def profile_raw_env(num_players: int, seconds: float) -> None:
