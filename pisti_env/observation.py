@@ -232,6 +232,11 @@ class ObservationEncoder:
     * ``count_gather[seat]`` and ``count_scale``: the counters of ``COUNT_SOURCES``, laid out in
       absolute seat/side order, are gathered into seat-relative order and scaled.
     * ``static``: the entries that never change within an episode (target, settings).
+    * ``pair_rows[seat]``: ``feature_rows[seat]`` summed for every (location code, playing-seat
+      code) pair, so that :meth:`encode` fills the card block with one gather (issue 17); its
+      other private tables are the count gather as ``itemgetter`` s and the one-hot and static
+      entries as bytes. :meth:`encode` returns the very bytes the vectorised form above gives
+      (``tests/test_env_digest.py``).
     """
 
     def __init__(self, settings: Settings) -> None:
