@@ -86,6 +86,8 @@ def evaluate(
     replay_path: str | None = None,
     ray: str | None = None,
     engine: str = "auto",
+    threads: int | None = None,
+    device: str = "cpu",
     **variants: Any,
 ) -> dict[str, Any]:
     """Play the evaluation and return the report (see the module docstring).
@@ -97,8 +99,7 @@ def evaluate(
         matches: duplicate matches to ``target`` per table (each once per rotation).
         target: the match target (R24).
         seed: master seed; the same seed deals the same games.
-        workers: processes (the figures do not depend on it); on the batched engine, torch
-            threads (set for the evaluation, then restored).
+        workers: processes (the figures do not depend on it).
         bootstrap: resamples for the rating intervals.
         seatings: how each deal is seated, see :func:`training.harness.duplicate.make_seatings`.
         loader: builds a player from a spec (default :func:`pisti_env.agents.make_player` for
@@ -114,6 +115,9 @@ def evaluate(
             (always the Python engine) or ``"batched"`` (``ValueError`` for a table that cannot
             play batched). Matches always play on the Python engine. Each table's ``engine``
             in the report says which played its deals.
+        threads: torch threads for the deals on the batched engine (default ``workers``; set
+            for those deals, then restored).
+        device: the batched engine's device (a checkpoint player's network must live there).
         **variants: other game settings of RULES.md (``double_pisti``, ``last_card_pisti``, …).
     """
     specs = list(players)
@@ -122,6 +126,7 @@ def evaluate(
     deals = check_int(deals, "deals", low=0)
     matches = check_int(matches, "matches", low=0)
     workers = check_int(workers, "workers", low=1)
+    threads = workers if threads is None else check_int(threads, "threads", low=1)
     bootstrap = check_int(bootstrap, "bootstrap", low=0)
     if seatings not in SEATING_MODES:
         raise ValueError(f"seatings must be one of {SEATING_MODES}, got {seatings!r}")
@@ -160,8 +165,8 @@ def evaluate(
         deal_table = Table(group_specs, table_seatings, hand_settings)
         deal_engine = _deal_engine(deal_table, [built[s] for s in group_specs], engine) if deals else "python"
         if deal_engine == "batched":
-            deal_records = _play_batched(deal_table, [built[s] for s in group_specs], deals, seed, workers,
-                                         bar.update if bar else None, save_games)
+            deal_records = _play_batched(deal_table, [built[s] for s in group_specs], deals, seed, threads,
+                                         bar.update if bar else None, save_games, device)
         else:
             deal_records = run_games(deal_table, deals, seed, stream=DEAL, **kwargs)
         match_records = run_games(
@@ -241,7 +246,7 @@ def _deal_engine(table: Table, players: Sequence[Player], engine: str) -> str:
 
 def _play_batched(
     table: Table, players: Sequence[Player], deals: int, seed: int, threads: int,
-    progress: Callable[[int], None] | None, save_games: int,
+    progress: Callable[[int], None] | None, save_games: int, device: str,
 ) -> list[list[dict[str, Any]]]:
     """:func:`play_batched` with ``threads`` torch threads, restored afterwards."""
     import torch
@@ -249,7 +254,8 @@ def _play_batched(
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        return play_batched(table, players, deals, seed, stream=DEAL, progress=progress, save_games=save_games)
+        return play_batched(table, players, deals, seed, stream=DEAL, progress=progress, save_games=save_games,
+                            device=device)
     finally:
         torch.set_num_threads(before)
 
