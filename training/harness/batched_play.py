@@ -11,10 +11,15 @@ action for the same observation in both forms gives the same per-deal results on
 a checkpoint (its most likely legal action) does, which ``tests/test_batched_eval.py`` checks
 deal by deal.
 
-Players with random choices (``random``, ``greedy``'s tie-breaks, a sampling checkpoint) draw
-them here from a torch generator seeded by (master seed, stream, block): the same seed and deal
-count give the same results, but not the draws of the Python path, whose players use their own
-``random.Random`` per seat. Their results agree in distribution, not deal by deal.
+``random`` and ``greedy`` draw here exactly as on the Python path: each seat of each game
+keeps the ``random.Random`` its Python player would have (seeded by
+:func:`.duplicate.player_seed`) and draws from it at the same decisions (``random``: any
+decision with two or more legal actions; ``greedy``: a tie among its best cards,
+:meth:`~pisti_env.agents.greedy_batched.BatchedGreedy.best_cards`), so they give the Python
+path's results deal by deal too. Other players with random choices (``bluffer``,
+``challenger``, a sampling checkpoint) draw from one torch generator per block, seeded by
+(master seed, stream, block): reproducible with the seed and deal count, equal to the Python
+path in distribution only.
 
 What plays here (:func:`why_not_batched` says why a table does not): single hands
 (``target=None``) of one deck, every entry a player with a batched form
@@ -26,14 +31,17 @@ again on a :class:`~pisti_env.replay.GameRecorder`, so they are the games played
 
 from __future__ import annotations
 
+import random
 from typing import Any, Callable, Sequence
 
 from pisti_env import Game
-from pisti_env.agents import Player, has_batched_form
+from pisti_env.actions import BELIEVE
+from pisti_env.agents import GreedyAgent, Player, RandomAgent, has_batched_form
+from pisti_env.cards import NUM_CARD_IDS
 from pisti_env.replay import GameRecorder
 from pisti_env.rules import Settings
 
-from .duplicate import DEAL, Table, stream_seed
+from .duplicate import DEAL, Table, player_seed, stream_seed
 
 ENGINES = ("auto", "python", "batched")
 # Deals per batch: every (deal, seating) of a block is one row of the batched engine. Large
@@ -139,6 +147,7 @@ def _play_block(
     out = engine.peek(state, observation)
     seat_entry = torch.tensor(seatings, dtype=torch.int64, device=dev).repeat(D, 1)  # (B, n)
     generator = torch.Generator(device=dev).manual_seed(noise_seed)
+    draws = _PythonDraws(settings, seeds, k, dev)
 
     finished = torch.zeros(B, dtype=torch.bool, device=dev)
     totals = torch.zeros(B, settings.num_sides, dtype=torch.int64, device=dev)
@@ -154,7 +163,11 @@ def _play_block(
         entry = seat_entry.gather(1, out.seat[:, None]).squeeze(1).masked_fill(finished | forced, -1)
         for e, player in enumerate(players):
             rows = (entry == e).nonzero().squeeze(1)
-            if rows.numel():
+            if not rows.numel():
+                continue
+            if draws.plays(player):
+                actions[rows] = draws.act(player, rows, out.seat[rows], observation[rows], mask[rows], generator)
+            else:
                 actions[rows] = player.act_batch(observation[rows], mask[rows], generator).to(torch.int64)
         if saved_rows:
             history.append(actions[:saved_rows].masked_fill(finished[:saved_rows], -1).clone())
@@ -182,6 +195,71 @@ def _play_block(
         steps = torch.stack(history, 1).cpu().tolist()  # (saved rows, steps), -1 once finished
         played = [[[a for a in steps[d * k + j] if a >= 0] for j in range(k)] for d in range(save)]
     return records, played
+
+
+class _PythonDraws:
+    """``random`` and ``greedy`` with the random draws of their Python players: one
+    ``random.Random`` per (row, seat), seeded as the Python path reseeds the seat's player
+    (:func:`.duplicate.player_seed` of the deal's seed, the seating and the seat), drawn from
+    at the decisions where the Python player draws, with the same ``randrange``.
+
+    Args:
+        settings: the game (greedy's batched form reads its observations).
+        seeds: the block's deal seeds; row ``d * seatings + j`` is deal ``d`` at seating ``j``.
+        seatings: seatings per deal.
+        device: the engine's device.
+    """
+
+    def __init__(self, settings: Settings, seeds: list[int], seatings: int, device: Any) -> None:
+        self.settings, self.seeds, self.seatings, self.device = settings, seeds, seatings, device
+        self._rngs: dict[tuple[int, int], random.Random] = {}
+        self._greedy = None
+
+    @staticmethod
+    def plays(player: Player) -> bool:
+        """Whether ``player`` is one whose Python draws this reproduces (exactly ``random`` or
+        ``greedy``, not a subclass such as ``bluffer``)."""
+        return type(player) in (RandomAgent, GreedyAgent)
+
+    def _rng(self, row: int, seat: int) -> random.Random:
+        rng = self._rngs.get((row, seat))
+        if rng is None:
+            seed = player_seed(self.seeds[row // self.seatings], row % self.seatings, seat)
+            rng = self._rngs[(row, seat)] = random.Random(seed)
+        return rng
+
+    def act(self, player: Player, rows: Any, seats: Any, observation: Any, mask: Any, generator: Any) -> Any:
+        """The actions of ``player`` (random or greedy) for ``rows`` (each with two or more
+        legal actions), whose seats to move are ``seats``."""
+        import torch
+
+        if isinstance(player, RandomAgent):  # Agent.act: legal[rng.randrange(len(legal))]
+            choices = mask
+            action = torch.zeros(rows.numel(), dtype=torch.int64, device=mask.device)
+            draw = torch.ones(rows.numel(), dtype=torch.bool, device=mask.device)
+        else:  # greedy_card: best[rng.randrange(len(best))] on a tie
+            if self._greedy is None:
+                from pisti_env.agents.greedy_batched import BatchedGreedy
+
+                self._greedy = BatchedGreedy(self.settings, self.device)
+            choices = self._greedy.best_cards(observation, mask[:, :NUM_CARD_IDS])
+            action = choices.to(torch.uint8).argmax(1)
+            draw = choices.sum(1) > 1
+            if mask.shape[1] > BELIEVE:  # R29: the answers to a claim draw nothing
+                answering = mask[:, BELIEVE]
+                if bool(answering.any()):
+                    at = answering.nonzero().squeeze(1)
+                    action[at] = self._greedy(observation[at], mask[at], generator)
+                    draw &= ~answering
+        at = draw.nonzero().squeeze(1)
+        if at.numel():
+            options = choices[at]
+            counts = options.sum(1).tolist()
+            picks = [self._rng(r, s).randrange(c)
+                     for r, s, c in zip(rows[at].tolist(), seats[at].tolist(), counts)]
+            nth = torch.tensor(picks, dtype=torch.int64, device=mask.device)[:, None] + 1
+            action[at] = (options & (options.cumsum(1) == nth)).to(torch.uint8).argmax(1)
+        return action
 
 
 def _attach_replays(
