@@ -8,8 +8,8 @@
 * players drawing from the block's torch generator (``bluffer``, ``challenger``) are
   reproducible with the seed;
 * ``evaluate(engine=...)`` / ``pisti-eval --engine``: auto picks the batched engine only when
-  every player has a batched form and the table is single hands; the others fall back to the
-  Python engine, or are refused with ``engine="batched"``.
+  every player has a batched form, one is a network and the table is single hands; the others
+  fall back to the Python engine, or are refused with ``engine="batched"``.
 """
 
 from __future__ import annotations
@@ -138,13 +138,13 @@ def test_evaluate_engines_agree_on_deterministic_players_and_pick_the_engine():
 def test_cli_engine_flag_and_saved_games(tmp_path, capsys):
     out = tmp_path / "eval"
     assert main(["greedy", "random", "--deals", "4", "--matches", "0", "--bootstrap", "0", "--quiet", "--no-plots",
-                 "--workers", "1", "--save-games", "2", "--out", str(out)]) == 0
+                 "--workers", "1", "--engine", "batched", "--save-games", "2", "--out", str(out)]) == 0
     report = json.loads((out / "report.json").read_text())
     assert report["tables"][0]["engine"] == "batched"
     games = read_replays(out / "games.jsonl")
     assert len(games) == 2 * 2 and all(replay(g).done for g in games)
     assert main(["greedy", "random", "--deals", "4", "--matches", "0", "--bootstrap", "0", "--quiet", "--no-plots",
-                 "--workers", "1", "--engine", "python", "--out", str(out)]) == 0
+                 "--workers", "1", "--out", str(out)]) == 0  # auto: scripted players alone stay on the Python engine
     assert json.loads((out / "report.json").read_text())["tables"][0]["engine"] == "python"
     assert main(["greedy", "expert", "--deals", "2", "--engine", "batched", "--quiet", "--out", str(out)]) != 0
     assert "batched" in capsys.readouterr().err

@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 from pisti_env import Game
 from pisti_env.actions import BELIEVE
-from pisti_env.agents import GreedyAgent, Player, RandomAgent, has_batched_form
+from pisti_env.agents import Agent, GreedyAgent, Player, RandomAgent, has_batched_form
 from pisti_env.cards import NUM_CARD_IDS
 from pisti_env.replay import GameRecorder
 from pisti_env.rules import Settings
@@ -69,6 +69,15 @@ def why_not_batched(table: Table, players: Sequence[Player]) -> str | None:
     if slow:
         return f"{slow} have no batched form (act_batch): only random, greedy, bluffer, challenger and checkpoints do"
     return None
+
+
+def worth_batching(players: Sequence[Player]) -> bool:
+    """Whether ``evaluate(engine="auto")`` plays a table that can play batched on the batched
+    engine: when some player is not a scripted :class:`~pisti_env.agents.base.Agent` (a
+    checkpoint, a model wrapped as a player), whose network is far faster on a batch than
+    one decision at a time. Scripted players alone are as fast on the Python engine (and its
+    worker processes) and need no torch."""
+    return any(not isinstance(p, Agent) for p in players)
 
 
 def play_batched(

@@ -18,13 +18,16 @@ Output: a table on the terminal, ``report.json`` with every figure and the setti
 produced it, ``ladder.png`` and ``heatmap.png`` in ``--out``; with ``--save-games N`` also
 ``games.jsonl``, the first N deals (and matches) of each table as replays (``pisti-replay``).
 
-Engines (``--engine``): when every player of a table has a batched form (``random``,
-``greedy``, ``bluffer``, ``challenger``, checkpoints) its deals play on the batched engine
-(:mod:`training.harness.batched_play`: the same deals, a checkpoint's same choices, far
-faster); otherwise, and for matches, on the Python engine (:mod:`training.harness.duplicate`).
+Engines (``--engine``): when a table seats a checkpoint (or another player that is not a
+scripted baseline) and every player has a batched form (``random``, ``greedy``, ``bluffer``,
+``challenger``, checkpoints), its deals play on the batched engine
+(:mod:`training.harness.batched_play`: the same deals, the same choices, far faster);
+otherwise, and for matches, on the Python engine (:mod:`training.harness.duplicate`), which
+plays scripted baselines as fast without torch.
 ``--engine python`` forces the Python engine, to cross-check; ``--engine batched`` refuses a
-table that cannot play batched. Randomised players (``random``, ``greedy``'s tie-breaks) draw
-differently on the two engines: their figures agree in distribution, not deal by deal.
+table that cannot play batched. Checkpoints, ``random`` and ``greedy`` give the same result of
+every deal on both engines; ``bluffer`` and ``challenger`` draw their random choices from
+another stream on the batched engine (same distribution, reproducible with the seed).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from pisti_env.flags import (
 )
 from pisti_env.replay import write_records
 from .analysis import ladder_ratings, summarize_table, win_matrices
-from .batched_play import ENGINES, play_batched, why_not_batched
+from .batched_play import ENGINES, play_batched, why_not_batched, worth_batching
 from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, pop_replays, run_games
 from .report import format_report, versions, write_json
 
@@ -111,7 +114,8 @@ def evaluate(
             ``HOST:PORT``) instead of ``workers`` processes; the figures are the same. Tables
             on the batched engine play in this process.
         engine: ``"auto"`` (the batched engine for a table's deals when every player has a
-            batched form, see :func:`training.harness.batched_play.why_not_batched`), ``"python"``
+            batched form and one is not a scripted baseline, see
+            :func:`training.harness.batched_play.why_not_batched` and ``worth_batching``), ``"python"``
             (always the Python engine) or ``"batched"`` (``ValueError`` for a table that cannot
             play batched). Matches always play on the Python engine. Each table's ``engine``
             in the report says which played its deals.
@@ -237,7 +241,7 @@ def _deal_engine(table: Table, players: Sequence[Player], engine: str) -> str:
     if engine == "python":
         return "python"
     reason = why_not_batched(table, players)
-    if reason is None:
+    if reason is None and (engine == "batched" or worth_batching(players)):
         return "batched"
     if engine == "batched":
         raise ValueError(f"engine='batched': {list(table.specs)} cannot play on the batched engine: {reason}")
@@ -352,8 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="play the deals as Ray tasks: on a new local instance (no ADDRESS), the cluster "
                              "this machine joined ('auto') or HOST:PORT; needs the ray extra")
     parser.add_argument("--engine", choices=ENGINES, default="auto",
-                        help="where the deals play: auto (the batched engine when every player has a batched form: "
-                             "random, greedy, bluffer, challenger, checkpoints; else the Python engine), python "
+                        help="where the deals play: auto (the batched engine when a checkpoint plays and every player "
+                             "has a batched form: random, greedy, bluffer, challenger, checkpoints; else the Python "
+                             "engine), python "
                              "(always, to cross-check) or batched (refuse a table that cannot); matches always "
                              "play on the Python engine")
     parser.add_argument("--bootstrap", type=non_negative_int, default=200, help="bootstrap resamples for the rating intervals")
