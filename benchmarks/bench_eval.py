@@ -12,7 +12,9 @@ on the engine ``evaluate`` picks (``auto``; the ``engine`` column says which):
   target for the Python engine: 10,000 deals in at most 60 s on two cores;
 * ``pimc``, far slower: timed on ``--pimc-deals`` deals and scaled.
 
-``--workers`` are the Python engine's processes and the batched engine's torch threads.
+``--workers`` are the Python engine's processes and the batched engine's torch threads. On a
+shared machine compare the ``cpu s here`` column (this process's CPU time, all its threads;
+the Python engine's worker processes are not in it) as well as the wall seconds.
 
 Usage: ``python benchmarks/bench_eval.py [--deals 10000] [--python-deals 500] [--pimc-deals 40]
 [--workers 2] [--only checkpoint]``
@@ -30,10 +32,12 @@ from training.harness.evaluate import evaluate
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def timed(player: str, deals: int, workers: int, engine: str) -> tuple[float, dict]:
-    start = time.perf_counter()
+def timed(player: str, deals: int, workers: int, engine: str) -> tuple[float, float, dict]:
+    """Wall seconds, this process's CPU seconds (every thread; worker processes not counted)
+    and the report."""
+    start, cpu = time.perf_counter(), time.process_time()
     report = evaluate([player, "greedy"], deals=deals, matches=0, seed=0, workers=workers, engine=engine)
-    return time.perf_counter() - start, report
+    return time.perf_counter() - start, time.process_time() - cpu, report
 
 
 def main() -> None:
@@ -48,7 +52,8 @@ def main() -> None:
                         help="checkpoint: only the checkpoint's two rows")
     args = parser.parse_args()
     print(f"evaluation vs greedy, 2 players, {args.workers} worker(s) / torch thread(s), seed 0")
-    print(f"{'player':<16} {'engine':<8} {'deals':>7} {'hands':>7} {'seconds':>9} {'s per 10k deals':>16} {'diff/hand':>16}")
+    print(f"{'player':<16} {'engine':<8} {'deals':>7} {'hands':>7} {'seconds':>9} {'s per 10k deals':>16} "
+          f"{'cpu s here':>10} {'diff/hand':>16}")
     checkpoint = os.path.relpath(args.checkpoint)
     rows = [(checkpoint, args.deals, "auto", "  (target 5 s)"),
             (checkpoint, args.python_deals, "python", "  (scaled: same-run reference)")]
@@ -56,14 +61,14 @@ def main() -> None:
         rows += [(p, args.deals, "auto", "") for p in ("random", "greedy", "expert")]
         rows.append((args.pimc, args.pimc_deals, "auto", "  (scaled)"))
     for player, deals, engine, note in rows:
-        seconds, report = timed(player, deals, args.workers, engine)
+        seconds, cpu, report = timed(player, deals, args.workers, engine)
         table = report["tables"][0]
         diff = table["pairs"][0]["score_diff"]
         per10k = seconds * 10_000 / deals
         if table["engine"] == "python" and not note:
             note = "  (target 60 s)"
         print(f"{os.path.basename(player):<16} {table['engine']:<8} {deals:>7} {2 * deals:>7} {seconds:>9.1f} "
-              f"{per10k:>16.1f} {diff['mean']:>+9.2f} ± {diff['half_width']:.2f}{note}")
+              f"{per10k:>16.1f} {cpu:>10.1f} {diff['mean']:>+9.2f} ± {diff['half_width']:.2f}{note}")
 
 
 if __name__ == "__main__":
