@@ -37,6 +37,7 @@ from typing import Any, Callable, Sequence
 from pisti_env import Game
 from pisti_env.actions import BELIEVE
 from pisti_env.agents import Agent, GreedyAgent, Player, RandomAgent, has_batched_form
+from pisti_env.arguments import check_int
 from pisti_env.cards import NUM_CARD_IDS
 from pisti_env.replay import GameRecorder
 from pisti_env.rules import Settings
@@ -102,8 +103,9 @@ def play_batched(
         count: number of deals.
         master_seed: the evaluation's seed; deal ``i`` is the Python path's deal ``i``.
         stream: the deal stream (:data:`.duplicate.DEAL`).
-        block: deals stepped together (memory grows with it; results of random players
-            depend on it, those of deterministic ones do not).
+        block: deals stepped together (memory grows with it). The results of checkpoints,
+            ``random`` and ``greedy`` do not depend on it; those of players drawing from the
+            block's generator (``bluffer``, ``challenger``, a sampling checkpoint) do.
         progress: called with the number of deals just finished.
         save_games: record the first ``save_games`` deals as replays (each record's ``replay``).
         device: the torch device of the engine (the players' tensors must live there too).
@@ -115,8 +117,8 @@ def play_batched(
         raise ValueError(f"cannot play {list(table.specs)} on the batched engine: {reason}")
     if len(players) != len(table.specs):
         raise ValueError(f"players must hold one player per entry ({len(table.specs)}), got {len(players)}")
-    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
-        raise ValueError(f"block must be an int >= 1, got {block!r}")
+    count = check_int(count, "count", low=0)
+    block = check_int(block, "block", low=1)
     records: list[list[dict[str, Any]]] = []
     for index, start in enumerate(range(0, count, block)):
         stop = min(start + block, count)
