@@ -26,6 +26,8 @@ import argparse
 import os
 import time
 
+from pisti_env import make_settings
+from pisti_env.agents import make_player
 from training.harness.duplicate import default_workers
 from training.harness.evaluate import evaluate
 
@@ -55,6 +57,9 @@ def main() -> None:
     print(f"{'player':<16} {'engine':<8} {'deals':>7} {'hands':>7} {'seconds':>9} {'s per 10k deals':>16} "
           f"{'cpu s here':>10} {'diff/hand':>16}")
     checkpoint = os.path.relpath(args.checkpoint)
+    start = time.perf_counter()
+    make_player(checkpoint, settings=make_settings(num_players=2, target=None))  # import torch, read the file once
+    print(f"(torch import and a first checkpoint load, not counted below: {time.perf_counter() - start:.1f} s)")
     rows = [(checkpoint, args.deals, "auto", "  (target 5 s)"),
             (checkpoint, args.python_deals, "python", "  (scaled: same-run reference)")]
     if args.only == "all":
