@@ -63,7 +63,9 @@ class SnapshotStack:
     ``S`` snapshots choose for their rows in one network call instead of ``S``.
 
     Args:
-        networks: the snapshots' networks (same shapes, on one device, no gradients).
+        networks: the snapshots' networks (same shapes, on one device, no gradients). Their
+            weights are copied when the stack is built: snapshots are frozen, and the pool
+            builds a new stack whenever its snapshots change (:meth:`matches`).
     """
 
     def __init__(self, networks: Sequence[PolicyNetwork]) -> None:
