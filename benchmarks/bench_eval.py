@@ -12,12 +12,13 @@ on the engine ``evaluate`` picks (``auto``; the ``engine`` column says which):
   target for the Python engine: 10,000 deals in at most 60 s on two cores;
 * ``pimc``, far slower: timed on ``--pimc-deals`` deals and scaled.
 
-``--workers`` are the Python engine's processes and the batched engine's torch threads. On a
+``--workers`` are the Python engine's processes, ``--threads`` the batched engine's torch
+threads (default 1: on a shared machine more threads can be far slower). On a
 shared machine compare the ``cpu s here`` column (this process's CPU time, all its threads;
 the Python engine's worker processes are not in it) as well as the wall seconds.
 
 Usage: ``python benchmarks/bench_eval.py [--deals 10000] [--python-deals 500] [--pimc-deals 40]
-[--workers 2] [--only checkpoint]``
+[--workers 2] [--threads 1] [--only checkpoint]``
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ from training.harness.evaluate import evaluate
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def timed(player: str, deals: int, workers: int, engine: str) -> tuple[float, float, dict]:
+def timed(player: str, deals: int, workers: int, engine: str, threads: int) -> tuple[float, float, dict]:
     """Wall seconds, this process's CPU seconds (every thread; worker processes not counted)
     and the report."""
     start, cpu = time.perf_counter(), time.process_time()
-    report = evaluate([player, "greedy"], deals=deals, matches=0, seed=0, workers=workers, engine=engine)
+    report = evaluate([player, "greedy"], deals=deals, matches=0, seed=0, workers=workers, engine=engine,
+                      threads=threads)
     return time.perf_counter() - start, time.process_time() - cpu, report
 
 
@@ -49,11 +51,12 @@ def main() -> None:
     parser.add_argument("--pimc-deals", type=int, default=40)
     parser.add_argument("--pimc", default="pimc", help="pimc spec, e.g. pimc:n=32")
     parser.add_argument("--checkpoint", default=os.path.join(ROOT, "checkpoints", "pisti-2p"))
-    parser.add_argument("--workers", type=int, default=default_workers())
+    parser.add_argument("--workers", type=int, default=default_workers(), help="the Python engine's processes")
+    parser.add_argument("--threads", type=int, default=1, help="the batched engine's torch threads (default 1)")
     parser.add_argument("--only", choices=("checkpoint", "all"), default="all",
                         help="checkpoint: only the checkpoint's two rows")
     args = parser.parse_args()
-    print(f"evaluation vs greedy, 2 players, {args.workers} worker(s) / torch thread(s), seed 0")
+    print(f"evaluation vs greedy, 2 players, {args.workers} worker process(es), {args.threads} torch thread(s), seed 0")
     print(f"{'player':<16} {'engine':<8} {'deals':>7} {'hands':>7} {'seconds':>9} {'s per 10k deals':>16} "
           f"{'cpu s here':>10} {'diff/hand':>16}")
     checkpoint = os.path.relpath(args.checkpoint)
@@ -66,7 +69,7 @@ def main() -> None:
         rows += [(p, args.deals, "auto", "") for p in ("random", "greedy", "expert")]
         rows.append((args.pimc, args.pimc_deals, "auto", "  (scaled)"))
     for player, deals, engine, note in rows:
-        seconds, cpu, report = timed(player, deals, args.workers, engine)
+        seconds, cpu, report = timed(player, deals, args.workers, engine, args.threads)
         table = report["tables"][0]
         diff = table["pairs"][0]["score_diff"]
         per10k = seconds * 10_000 / deals
