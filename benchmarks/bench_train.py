@@ -3,8 +3,9 @@
 Runs the trainer (``training.trainer.train.Trainer``) on its default config (or the flags given), with
 its opponent pool full of snapshots as in most of a run, for ``--updates`` updates after one
 warm-up update and prints environment steps per second end to end and where the time went:
-the batched engine, inference while collecting (the learner's networks and the pool's
-opponents choosing actions), and the PPO update. As a reference measured in the same run it
+the batched engine (rollout), choosing actions while collecting (the learner's networks, and
+within it the pool's opponents: ``OpponentPool.act_all``, the snapshots in one stacked call),
+and the PPO update. As a reference measured in the same run it
 prints the samples per second of forward + backward + Adam of a plain MLP of two 256-wide
 layers at batch 4096 (float32), so figures from a busy machine can still be compared as ratios.
 
@@ -42,6 +43,40 @@ def reference_mlp_samples_per_second(seconds: float = 3.0, batch: int = 4096, si
     return done / (time.perf_counter() - start)
 
 
+def pool_call_seconds(trainer: Trainer, repeats: int = 50) -> tuple[float, float]:
+    """Seconds per batch step of the pool's opponents on the collector's current step: one
+    ``act_all`` call (the snapshots stacked) against the entries called one by one (``act``,
+    as before issue 17), in the same run."""
+    from training.trainer.network import autocast
+    from training.trainer.rollout import LEARNER
+
+    collector, engine = trainer.collector, trainer.engine
+    out = collector.out
+    controller = collector.controller[torch.arange(engine.batch_size, device=engine.device), out.seat]
+    obs, mask = out.observation, out.action_mask
+    action = torch.zeros(engine.batch_size, dtype=torch.long, device=engine.device)
+    generator = torch.Generator(device=engine.device).manual_seed(0)
+
+    def one_by_one() -> None:
+        for index in controller.unique().tolist():
+            if index != LEARNER:
+                rows = (controller == index).nonzero().squeeze(1)
+                action[rows] = trainer.pool.act(index, obs[rows], mask[rows], generator, engine.state, rows)
+
+    def together() -> None:
+        trainer.pool.act_all(controller, action, obs, mask, generator, engine.state)
+
+    seconds = []
+    for call in (one_by_one, together):
+        with autocast(engine.device, trainer.config.precision):
+            call()
+            start = time.perf_counter()
+            for _ in range(repeats):
+                call()
+        seconds.append((time.perf_counter() - start) / repeats)
+    return seconds[0], seconds[1]
+
+
 def main() -> None:
     defaults = TrainConfig()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -65,7 +100,17 @@ def main() -> None:
         # ``snapshot_every`` updates): every snapshot is one more network acting while collecting.
         for i in range(config.pool_size):
             trainer.pool.add_snapshot(trainer.network.policy, f"bench-snapshot-{i}")
+        pool_seconds = [0.0]
+        act_all = trainer.pool.act_all
+
+        def timed_act_all(*a, **k):  # the pool's share of the action choice
+            started = time.perf_counter()
+            act_all(*a, **k)
+            pool_seconds[0] += time.perf_counter() - started
+
+        trainer.pool.act_all = timed_act_all
         trainer.train_update()  # warm-up
+        pool_seconds[0] = 0.0
         totals = {"env": 0.0, "inference": 0.0, "update": 0.0}
         steps = 0
         start = time.perf_counter()
@@ -76,6 +121,8 @@ def main() -> None:
             totals["update"] += m["time/update_seconds"]
             steps += config.batch_decisions
         wall = time.perf_counter() - start
+        totals["  of it pool"] = pool_seconds[0]
+        loop, together = pool_call_seconds(trainer)
     reference = reference_mlp_samples_per_second()
     c = trainer.config
     print(f"trainer: {c.settings.num_players} players, {c.num_envs} games x {c.rollout_steps} steps per update, "
@@ -83,7 +130,9 @@ def main() -> None:
           f"{torch.get_num_threads()} threads")
     print(f"end to end: {steps / wall:,.0f} environment steps/s over {args.updates} updates ({wall:.1f} s)")
     for name, seconds in totals.items():
-        print(f"  {name:<10} {seconds / args.updates:6.3f} s per update  {100 * seconds / wall:5.1f}%")
+        print(f"  {name:<12} {seconds / args.updates:6.3f} s per update  {100 * seconds / wall:5.1f}%")
+    print(f"pool per batch step, same run: {1e3 * loop:.2f} ms entries one by one (before), "
+          f"{1e3 * together:.2f} ms act_all (x{c.rollout_steps} steps per update)")
     print(f"reference: 2x256 MLP forward+backward+Adam, batch 4096, fp32: {reference:,.0f} samples/s "
           f"(training steps/s = {steps / wall / reference:.3f} x reference)")
 

@@ -54,8 +54,9 @@ class BatchedGreedy:
         answer = torch.where(unseen_of_rank == 0, CHALLENGE, BELIEVE)
         return torch.where(mask[:, BELIEVE], answer, choice)
 
-    def _play(self, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """The face-up card to play (``mask``: the card ids)."""
+    def _keys(self, observation: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(captures, capture key, discard key): the cards that capture (R10, R11) and the keys
+        greedy ranks them by, integers spaced 1 apart (``mask``: the card ids' columns)."""
         layout, s = self.layout, self.settings
         top = observation[:, layout["pile_top"]]
         has_top = top.sum(1) > 0
@@ -81,9 +82,25 @@ class BatchedGreedy:
             with_ten = (torch.arange(NUM_CARD_IDS, device=mask.device) == TEN_DIAMONDS)[None, :] | (top_id == TEN_DIAMONDS)[:, None]
             pisti = pisti + (pisti > 0) * with_ten * float(s.ten_diamonds_pisti_bonus)
 
+        capture_key = (pile_points[:, None] + pisti) * 2 + (~self.is_jack)[None, :]
+        discard_key = -(self.discard_cost[None, :] * 2)
+        return captures, capture_key, discard_key
+
+    def best_cards(self, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """(B, 52) bool: the face-up cards greedy ranks first (``mask``: the card ids' columns);
+        its choice is one of them, drawn at random when there are several (the Python
+        ``greedy_card``'s ``best``, which it draws from with its own generator)."""
+        captures, capture_key, discard_key = self._keys(observation, mask)
+        capture_key = capture_key.masked_fill(~captures, -1.0)
+        discard_key = discard_key.expand_as(mask).masked_fill(~mask, -1e9)
+        best_capture = captures & (capture_key == capture_key.max(1, keepdim=True).values)
+        best_discard = mask & (discard_key == discard_key.max(1, keepdim=True).values)
+        return torch.where(captures.any(1)[:, None], best_capture, best_discard)
+
+    def _play(self, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """The face-up card to play (``mask``: the card ids)."""
+        captures, capture_key, discard_key = self._keys(observation, mask)
         noise = torch.rand(mask.shape, generator=generator, device=mask.device) * TIE_NOISE
-        capture_key = (pile_points[:, None] + pisti) * 2 + (~self.is_jack)[None, :] + noise
-        capture_choice = capture_key.masked_fill(~captures, -1.0).argmax(1)
-        discard_key = -(self.discard_cost[None, :] * 2) + noise
-        discard_choice = discard_key.masked_fill(~mask, -1e9).argmax(1)
+        capture_choice = (capture_key + noise).masked_fill(~captures, -1.0).argmax(1)
+        discard_choice = (discard_key + noise).masked_fill(~mask, -1e9).argmax(1)
         return torch.where(captures.any(1), capture_choice, discard_choice)

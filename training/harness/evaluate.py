@@ -17,6 +17,17 @@ take the seats in turn (``A B A`` for two players at a 3-seat table).
 Output: a table on the terminal, ``report.json`` with every figure and the settings that
 produced it, ``ladder.png`` and ``heatmap.png`` in ``--out``; with ``--save-games N`` also
 ``games.jsonl``, the first N deals (and matches) of each table as replays (``pisti-replay``).
+
+Engines (``--engine``): when a table seats a checkpoint (or another player that is not a
+scripted baseline) and every player has a batched form (``random``, ``greedy``, ``bluffer``,
+``challenger``, checkpoints), its deals play on the batched engine
+(:mod:`training.harness.batched_play`: the same deals, the same choices, far faster);
+otherwise, and for matches, on the Python engine (:mod:`training.harness.duplicate`), which
+plays scripted baselines as fast without torch.
+``--engine python`` forces the Python engine, to cross-check; ``--engine batched`` refuses a
+table that cannot play batched. Checkpoints, ``random`` and ``greedy`` give the same result of
+every deal on both engines; ``bluffer`` and ``challenger`` draw their random choices from
+another stream on the batched engine (same distribution, reproducible with the seed).
 """
 
 from __future__ import annotations
@@ -41,6 +52,7 @@ from pisti_env.flags import (
 )
 from pisti_env.replay import write_records
 from .analysis import ladder_ratings, summarize_table, win_matrices
+from .batched_play import ENGINES, play_batched, why_not_batched, worth_batching
 from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, pop_replays, run_games
 from .report import format_report, versions, write_json
 
@@ -76,6 +88,9 @@ def evaluate(
     save_games: int = 0,
     replay_path: str | None = None,
     ray: str | None = None,
+    engine: str = "auto",
+    threads: int | None = None,
+    device: str = "cpu",
     **variants: Any,
 ) -> dict[str, Any]:
     """Play the evaluation and return the report (see the module docstring).
@@ -96,7 +111,18 @@ def evaluate(
         save_games: write the first ``save_games`` deals (and matches) of each table, every
             seating, as replays (:mod:`pisti_env.replay`) to ``replay_path``.
         ray: play the games as Ray tasks at this address (``"local"``, ``"auto"``,
-            ``HOST:PORT``) instead of ``workers`` processes; the figures are the same.
+            ``HOST:PORT``) instead of ``workers`` processes; the figures are the same. Tables
+            on the batched engine play in this process.
+        engine: ``"auto"`` (the batched engine for a table's deals when every player has a
+            batched form and one is not a scripted baseline, see
+            :func:`training.harness.batched_play.why_not_batched` and ``worth_batching``), ``"python"``
+            (always the Python engine) or ``"batched"`` (``ValueError`` for a table that cannot
+            play batched). Matches always play on the Python engine. Each table's ``engine``
+            in the report says which played its deals.
+        threads: torch threads for the deals on the batched engine (default 1; set for those
+            deals, then restored). More threads pay only on idle cores: on this project's
+            shared 2-core machine two threads took 64 s for what one did in 7 s.
+        device: the batched engine's device (a checkpoint player's network must live there).
         **variants: other game settings of RULES.md (``double_pisti``, ``last_card_pisti``, …).
     """
     specs = list(players)
@@ -105,9 +131,12 @@ def evaluate(
     deals = check_int(deals, "deals", low=0)
     matches = check_int(matches, "matches", low=0)
     workers = check_int(workers, "workers", low=1)
+    threads = 1 if threads is None else check_int(threads, "threads", low=1)
     bootstrap = check_int(bootstrap, "bootstrap", low=0)
     if seatings not in SEATING_MODES:
         raise ValueError(f"seatings must be one of {SEATING_MODES}, got {seatings!r}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     save_games = check_int(save_games, "save_games", low=0)
     if save_games and not replay_path:
         raise ValueError("save_games needs a replay_path to write the replays to")
@@ -116,8 +145,7 @@ def evaluate(
     hand_settings = make_settings(num_players=num_players, partnerships=partnerships, target=None, **variants)
     match_settings = make_settings(num_players=num_players, partnerships=partnerships, target=target, **variants)
     loader = loader or functools.partial(make_player, settings=hand_settings)
-    for spec in specs:  # fail early, in this process, on a bad spec
-        loader(spec)
+    built = {spec: loader(spec) for spec in specs}  # fail early, in this process, on a bad spec
     names = unique_names(specs)
     n = hand_settings.num_players
     per_table = 2 if hand_settings.num_sides == 2 else n
@@ -139,7 +167,13 @@ def evaluate(
         kwargs = dict(workers=workers, loader=loader, progress=bar.update if bar else None, save_games=save_games,
                       ray=ray)
         t0 = time.perf_counter()
-        deal_records = run_games(Table(group_specs, table_seatings, hand_settings), deals, seed, stream=DEAL, **kwargs)
+        deal_table = Table(group_specs, table_seatings, hand_settings)
+        deal_engine = _deal_engine(deal_table, [built[s] for s in group_specs], engine) if deals else "python"
+        if deal_engine == "batched":
+            deal_records = _play_batched(deal_table, [built[s] for s in group_specs], deals, seed, threads,
+                                         bar.update if bar else None, save_games, device)
+        else:
+            deal_records = run_games(deal_table, deals, seed, stream=DEAL, **kwargs)
         match_records = run_games(
             Table(group_specs, table_seatings, match_settings), matches, seed, stream=MATCH, **kwargs
         )
@@ -147,6 +181,7 @@ def evaluate(
         summary = summarize_table(deal_records, match_records, table_seatings, [names[g] for g in group],
                                   hand_settings)
         summary["seconds"] = time.perf_counter() - t0
+        summary["engine"] = deal_engine
         tables.append(summary)
         if deals:
             rating_inputs.append((list(group), win_matrices(deal_records, table_seatings, hand_settings)))
@@ -181,6 +216,7 @@ def evaluate(
             "bootstrap": bootstrap,
             "game_settings": hand_settings.to_dict(),
             "seatings": seatings,
+            "engine": engine,
         },
         "versions": versions(),
         "tables": tables,
@@ -201,6 +237,34 @@ def evaluate(
     return report
 
 
+def _deal_engine(table: Table, players: Sequence[Player], engine: str) -> str:
+    """``"batched"`` or ``"python"``: where ``table``'s deals play for the ``engine`` asked."""
+    if engine == "python":
+        return "python"
+    reason = why_not_batched(table, players)
+    if reason is None and (engine == "batched" or worth_batching(players)):
+        return "batched"
+    if engine == "batched":
+        raise ValueError(f"engine='batched': {list(table.specs)} cannot play on the batched engine: {reason}")
+    return "python"
+
+
+def _play_batched(
+    table: Table, players: Sequence[Player], deals: int, seed: int, threads: int,
+    progress: Callable[[int], None] | None, save_games: int, device: str,
+) -> list[list[dict[str, Any]]]:
+    """:func:`play_batched` with ``threads`` torch threads, restored afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return play_batched(table, players, deals, seed, stream=DEAL, progress=progress, save_games=save_games,
+                            device=device)
+    finally:
+        torch.set_num_threads(before)
+
+
 BASELINES = ("random", "greedy")
 
 
@@ -212,6 +276,7 @@ def baseline_margins(
     seed: int = 0,
     label: str = "trained",
     ray: str | None = None,
+    engine: str = "auto",
     **settings: Any,
 ) -> dict[str, dict[str, float]]:
     """A trained player's margin over each baseline: its mean score difference per hand, with
@@ -227,6 +292,8 @@ def baseline_margins(
     ``None``). Returns ``{baseline: score_diff}`` with the keys of the report's ``score_diff``
     (``mean``, ``half_width``, …), from ``player``'s side. ``ray``: play on Ray at this
     address (see :func:`evaluate`); a player object then travels by Ray's own serialisation.
+    ``engine``: see :func:`evaluate` (a player object with ``act_batch`` plays on the batched
+    engine by default).
     """
     if isinstance(player, str):
         label = player
@@ -247,7 +314,7 @@ def baseline_margins(
     margins = {}
     for baseline in baselines:
         report = evaluate([label] + [baseline] * others, deals=deals, matches=0, seed=seed, bootstrap=0,
-                          loader=loader, ray=ray, **settings)
+                          loader=loader, ray=ray, engine=engine, **settings)
         pair = next((p for p in report["tables"][0]["pairs"] if (p["a"], p["b"]) == (label, baseline)), None)
         if pair is None:
             raise RuntimeError(f"no {label!r} vs {baseline!r} pair in the report")
@@ -285,10 +352,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--matches", type=non_negative_int, default=100, help="duplicate matches per table (default 100; 0: none)")
     parser.add_argument("--target", type=positive_int, default=151, help="match target (R24, default 151)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="master seed (default 0)")
-    parser.add_argument("--workers", type=positive_int, default=default_workers(), help="processes (default: every core)")
+    parser.add_argument("--workers", type=positive_int, default=default_workers(), help="processes for the Python engine (default: every core)")
     parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                         help="play the deals as Ray tasks: on a new local instance (no ADDRESS), the cluster "
                              "this machine joined ('auto') or HOST:PORT; needs the ray extra")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="where the deals play: auto (the batched engine when a checkpoint plays and every player "
+                             "has a batched form: random, greedy, bluffer, challenger, checkpoints; else the Python "
+                             "engine), python "
+                             "(always, to cross-check) or batched (refuse a table that cannot); matches always "
+                             "play on the Python engine")
     parser.add_argument("--bootstrap", type=non_negative_int, default=200, help="bootstrap resamples for the rating intervals")
     parser.add_argument("--seatings", choices=SEATING_MODES, default="auto",
                         help="seat rotations, or every order of the players (auto: rotations with two sides)")
@@ -323,6 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             save_games=args.save_games,
             replay_path=os.path.join(out, "games.jsonl"),
             ray=args.ray,
+            engine=args.engine,
             **settings,
         )
     except (ValueError, TypeError, RuntimeError, OSError) as err:

@@ -11,12 +11,16 @@ it reads the engine's state instead (converted to Python games, each seat's view
 Python speed.
 
 :class:`OpponentPool` holds them with their record against the learner and draws the opponent
-of each new game by how well it still does against the learner.
+of each new game by how well it still does against the learner. :meth:`OpponentPool.act_all`
+chooses for every opponent of a batch step; the snapshots, networks of one shape, act in ONE
+call (:class:`SnapshotStack`: their weights stacked, the network's own ``forward`` mapped over
+them with ``torch.func.vmap``, one sample for all their rows) instead of one call each.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import torch
 
@@ -25,7 +29,7 @@ from pisti_env.agents.base import StatePlayer, needs_engine_state
 from pisti_env.batched import BatchState
 from pisti_env.rules import Settings
 
-from .network import PolicyNetwork
+from .network import PolicyNetwork, sample
 from .policy import CheckpointPlayer
 
 
@@ -53,6 +57,55 @@ class Opponent:
         self.margin += rate * (learner_margin - self.margin)
 
 
+class SnapshotStack:
+    """Frozen policy networks of one shape acting as one: their parameters stacked on a
+    leading dimension, and :meth:`PolicyNetwork.forward` mapped over it (``torch.func``), so
+    ``S`` snapshots choose for their rows in one network call instead of ``S``.
+
+    Args:
+        networks: the snapshots' networks (same shapes, on one device, no gradients). Their
+            weights are copied when the stack is built: snapshots are frozen, and the pool
+            builds a new stack whenever its snapshots change (:meth:`matches`).
+    """
+
+    def __init__(self, networks: Sequence[PolicyNetwork]) -> None:
+        from torch.func import functional_call, stack_module_state, vmap
+
+        self.networks = tuple(networks)
+        params, buffers = stack_module_state(list(self.networks))
+        base = self.networks[0]
+
+        def forward(p: dict, b: dict, x: torch.Tensor) -> torch.Tensor:
+            return functional_call(base, (p, b), (x,))
+
+        self._params, self._buffers = params, buffers
+        self._cast: tuple[torch.dtype, dict] | None = None  # the parameters in autocast's dtype
+        self._forward = vmap(forward)
+
+    def matches(self, networks: Sequence[PolicyNetwork]) -> bool:
+        """Whether this stack holds exactly ``networks`` (the same objects, in order)."""
+        return len(networks) == len(self.networks) and all(a is b for a, b in zip(networks, self.networks))
+
+    @torch.no_grad()
+    def logits(self, observations: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Each network's logits for its own observation rows (``observations[i]`` for network
+        ``i``, any number of rows each): one call on rows padded to the longest."""
+        longest = max(x.shape[0] for x in observations)
+        padded = torch.stack([torch.nn.functional.pad(x, (0, 0, 0, longest - x.shape[0])) for x in observations])
+        out = self._forward(self._autocast_params(padded.device), self._buffers, padded)
+        return [out[i, : x.shape[0]] for i, x in enumerate(observations)]
+
+    def _autocast_params(self, device: torch.device) -> dict:
+        """The parameters; under autocast, cast once to its dtype (what autocast would do to
+        them in every call anyway: the same products, without re-casting every weight)."""
+        if not torch.is_autocast_enabled(device.type):
+            return self._params
+        dtype = torch.get_autocast_dtype(device.type)
+        if self._cast is None or self._cast[0] != dtype:
+            self._cast = (dtype, {k: v.to(dtype) for k, v in self._params.items()})
+        return self._cast[1]
+
+
 @dataclass
 class OpponentPool:
     """Baselines (always present) and the latest snapshots of the policy (at most ``size``).
@@ -72,6 +125,7 @@ class OpponentPool:
     uniform_share: float = 0.0
     margin_decay: float = 0.05
     entries: list[Opponent] = field(default_factory=list)
+    _stack: SnapshotStack | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.uniform_share <= 1.0:
@@ -137,3 +191,44 @@ class OpponentPool:
                 )
             return player.act_state(state, rows, generator)
         return player.act_batch(observation, mask, generator)
+
+    @torch.no_grad()
+    def act_all(
+        self,
+        controller: torch.Tensor,
+        action: torch.Tensor,
+        observation: torch.Tensor,
+        mask: torch.Tensor,
+        generator: torch.Generator,
+        state: BatchState | None = None,
+    ) -> None:
+        """Every opponent's actions for one batch step, written into ``action`` where
+        ``controller`` (B,) holds a pool index (other rows, the learner's, are left alone).
+
+        The baselines act as in :meth:`act`, one call each in pool order; then the snapshots
+        act together in one call (:class:`SnapshotStack`) and one sample from ``generator``
+        for all their rows (the stream differs from one sample per snapshot: a run is
+        reproducible with its seed, not bit-identical to one before this change). ``state``:
+        the engine's state, for a baseline played through the Python engine."""
+        present = set(controller.unique().tolist())
+        snapshots: list[tuple[PolicyNetwork, torch.Tensor]] = []
+        for index, entry in enumerate(self.entries):
+            rows = (controller == index).nonzero().squeeze(1) if index in present else None
+            if entry.snapshot:  # every snapshot joins the stack, with or without rows
+                snapshots.append((entry.player.network, controller.new_empty(0) if rows is None else rows))
+            elif rows is not None:
+                action[rows] = self.act(index, observation[rows], mask[rows], generator, state, rows)
+        if not any(rows.numel() for _, rows in snapshots):
+            return
+        networks = [network for network, _ in snapshots]
+        if self._stack is None or not self._stack.matches(networks):
+            self._stack = SnapshotStack(networks)  # rebuilt only when a snapshot joins or leaves
+        rows = torch.cat([r for _, r in snapshots])
+        # A row with one legal action samples it whatever the logits: the network reads only
+        # the others (a quarter of the decisions are the last card of a round).
+        choice = mask[rows].sum(1) > 1
+        picks = choice.split([r.numel() for _, r in snapshots])
+        chosen = self._stack.logits([observation[r[keep]] for (_, r), keep in zip(snapshots, picks)])
+        logits = torch.zeros(rows.numel(), mask.shape[1], dtype=torch.float32, device=mask.device)
+        logits[choice] = torch.cat(chosen).float()
+        action[rows] = sample(logits, mask[rows], generator)

@@ -148,12 +148,9 @@ class SelfPlayCollector:
                 value = networks.value(obs, st.hidden[t] if self.privileged else None)
             action = sample(logits, mask, self.generator)
             controller = self.controller[games, seat]
-            for index in controller.unique().tolist():
-                if index == LEARNER:
-                    continue
-                rows = (controller == index).nonzero().squeeze(1)
+            if bool((controller != LEARNER).any()):  # the pool's opponents: one call (snapshots stacked)
                 with autocast(engine.device, self.precision):
-                    action[rows] = self.pool.act(index, obs[rows], mask[rows], self.generator, engine.state, rows)
+                    self.pool.act_all(controller, action, obs, mask, self.generator, engine.state)
             self.inference_seconds += time.perf_counter() - started
             st.mask[t] = mask
             st.action[t] = action

@@ -657,7 +657,10 @@ def evaluate_against_baselines(
     """Duplicate-deal evaluation (the harness) of the current policy against each of the
     config's ``eval_baselines``, over ``deals`` (default: the config's ``eval_deals``) deals
     seeded with ``seed`` (default: the update number): per baseline, the mean score difference per hand
-    (``eval/<spec>_margin``) and its 95% half-width (``eval/<spec>_ci95``)."""
+    (``eval/<spec>_margin``) and its 95% half-width (``eval/<spec>_ci95``). A baseline with a
+    batched form (``random``, ``greedy``, ...) plays on the batched engine, on the trainer's
+    device and threads (:mod:`training.harness.batched_play`); any other through the Python
+    engine, in this process."""
     from pisti_env.agents import make_player
     from training.harness.evaluate import evaluate
 
@@ -674,7 +677,8 @@ def evaluate_against_baselines(
         report = evaluate(
             ["learner", baseline], num_players=s.num_players, partnerships=s.partnerships,
             deals=c.eval_deals if deals is None else deals, matches=0,
-            seed=trainer.update if seed is None else seed, workers=1, bootstrap=0, loader=loader, **variants,
+            seed=trainer.update if seed is None else seed, workers=1, bootstrap=0, loader=loader,
+            threads=torch.get_num_threads(), device=str(trainer.device), **variants,
         )
         diff = report["tables"][0]["pairs"][0]["score_diff"]  # learner − baseline, per hand
         results[f"eval/{baseline}_margin"] = float(diff["mean"])
