@@ -241,9 +241,9 @@ class BatchedPisti:
         if self.settings.bluff:
             return self._validated_bluff_actions(state, a)
         t = self.tables
-        in_range = (a >= 0) & (a < NUM_CARD_IDS)
-        code = state.code.gather(1, a.clamp(0, NUM_CARD_IDS - 1)[:, None]).squeeze(1)
-        legal = in_range & t.legal[state.turn * t.num_codes + code]
+        card = a.clamp(0, NUM_CARD_IDS - 1)
+        code = state.code.gather(1, card[:, None]).squeeze(1)
+        legal = (card == a) & t.legal.index_select(0, state.turn * t.num_codes + code)  # in range and held
         if not bool(legal.all()):
             b = int((~legal).nonzero()[0, 0])
             seat = int(state.turn[b])
