@@ -48,13 +48,14 @@ def play_face_up(t: Tables, state: BatchState, a: torch.Tensor) -> BatchState:
     taken_public = pile_points * capture
     taken_hidden = state.pile_points_hidden * capture
     grown = pile + 1
-    deltas = torch.stack(  # rows Counter.CAPTURED .. Counter.PISTI_POINTS
-        [grown * capture, taken_public + taken_hidden, taken_public + pisti_points, pistis, doubles, pisti_points], 1
+    # Counter rows CAPTURED .. PISTI_POINTS change; MATCH_SCORES and the bluff rows do not.
+    unchanged = [t.zeros] * (t.num_rows - Counter.MATCH_SCORES)
+    deltas = torch.stack(
+        [grown * capture, taken_public + taken_hidden, taken_public + pisti_points, pistis, doubles, pisti_points]
+        + unchanged,
+        1,
     )
-    counts = state.side_counts.clone()
-    counts[:, : Counter.MATCH_SCORES].scatter_add_(
-        2, side[:, None, None].expand(-1, int(Counter.MATCH_SCORES), 1), deltas[:, :, None]
-    )
+    counts = state.side_counts + deltas[:, :, None] * t.side_onehot.index_select(0, side)[:, None, :]
     kept = 1 - capture  # 1 where the pile stays
     taken = capture.bool()
     return state.replace(

@@ -16,6 +16,7 @@ from ..actions import BELIEVE, CHALLENGE
 from ..cards import NUM_CARD_IDS
 from ..counters import BLUFF_RESULT_ROWS, Counter
 from ..observation import COUNT_SOURCES, ObservationEncoder
+from .compact import CARD_BYTES, packed_size
 from .state import CODE_DTYPE, CODE_WIDTH, BatchState
 from .tables import Tables
 
@@ -35,16 +36,32 @@ class ObservationWriter:
         B, dev = t.batch_size, t.device
         # Entry seat * num_codes + code: the sum of the rows of the location and playing-seat
         # codes, precomputed for every pair.
+        # Held as bytes (small counts, exact in either format), a quarter of the memory traffic
+        # of float rows; the float format converts while copying into place.
         rows = encoder.feature_rows[:, : t.num_locations, None, :] + encoder.feature_rows[:, None, :, :]
-        self._feature_pairs = t.tensor(rows.reshape(-1, rows.shape[-1]), torch.float32)
-        self._num_features = layout.num_card_features
-        self._card_rows = torch.empty(B * NUM_CARD_IDS, self._num_features, device=dev)
+        rows = rows.reshape(-1, rows.shape[-1]).astype(np.uint8)
+        self._feature_pairs = t.tensor(rows, torch.uint8)
+        self._num_features = k = layout.num_card_features
+        self._card_rows = torch.empty(B * NUM_CARD_IDS, k, dtype=torch.uint8, device=dev)
+        # The "uint8" format's card rows, CARD_BYTES each (zero-padded), held as one 16-byte
+        # element per row: the lookup is then a plain 1-D gather, several times cheaper than a
+        # gather of k-byte rows. (Only copied, never computed on: every byte comes through.)
+        padded = np.zeros((rows.shape[0], CARD_BYTES), dtype=np.uint8)
+        padded[:, :k] = rows
+        self._padded_pairs = t.tensor(padded, torch.uint8).view(torch.complex128).view(-1)
+        self._card_units = torch.empty(B * NUM_CARD_IDS, dtype=torch.complex128, device=dev)
         self._pair_buffer = torch.empty(B, NUM_CARD_IDS, dtype=CODE_DTYPE, device=dev)
         self._hand_feature = layout.feature_index["hand"]
         self._cards_size = layout.cards_size
+        self.packed_size = packed_size(layout)
+        self._packed_cards_size = CARD_BYTES * NUM_CARD_IDS
         self._seat_offset = t.tensor([seat * t.num_codes for seat in range(t.num_players)], CODE_DTYPE)
         # The pile-top feature's index in the vector, per top card.
-        self._top_index = t.tensor([card * self._num_features + encoder.top_feature for card in range(NUM_CARD_IDS)])
+        self._card_stride = {"float": k, "uint8": CARD_BYTES}  # a card's row in each format's card block
+        self._top_index = {
+            fmt: t.tensor([card * stride + encoder.top_feature for card in range(NUM_CARD_IDS)])
+            for fmt, stride in self._card_stride.items()
+        }
         self._count_scale = t.tensor(encoder.count_scale, torch.float32)
         self._count_gather = t.tensor(self._count_sources_gather(encoder))
         rest_at = layout.cards_size  # the observation after the card block, offsets from here
@@ -123,23 +140,35 @@ class ObservationWriter:
         self._bluff_gather = t.tensor(gather)
         self._bluff_scale = t.tensor(encoder._bluff_scale, torch.float32)  # (one definition of the scales)
 
-    def observe(self, state: BatchState, seat: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    def observe(
+        self, state: BatchState, seat: torch.Tensor, out: torch.Tensor | None = None, observation_format: str = "float"
+    ) -> torch.Tensor:
         """(B, size) float32 observations of ``seat`` (B,); written into ``out`` (checked by
-        the caller) when given, else into a fresh tensor."""
+        the caller) when given, else into a fresh tensor. With ``observation_format="uint8"``
+        the same vectors packed as (B, packed_size) bytes instead, see :mod:`.compact`."""
         t = self.tables
         B = t.batch_size
+        if out is None:
+            out = self.empty(observation_format)
+        if observation_format == "float":
+            cards, rest = out[:, : self._cards_size], out[:, self._cards_size :]
+        else:
+            cards, rest = out[:, : self._packed_cards_size], out[:, self._packed_cards_size :].view(torch.float32)
         # Card block: each card's (location, playing seat) pair selects its feature row.
         offset = self._seat_offset.index_select(0, seat)
         pair = torch.add(state.code, offset[:, None], out=self._pair_buffer)
-        k = self._num_features
-        rows_of_features = torch.index_select(self._feature_pairs, 0, pair.view(-1), out=self._card_rows)
-        obs = torch.empty(B, self.size, device=t.device) if out is None else out
-        obs[:, : self._cards_size].view(B, NUM_CARD_IDS, k).copy_(rows_of_features.view(B, NUM_CARD_IDS, k))
+        if observation_format == "float":  # byte rows, converted while copied into place
+            k = self._num_features
+            rows_of_features = torch.index_select(self._feature_pairs, 0, pair.view(-1), out=self._card_rows)
+            cards.view(B, NUM_CARD_IDS, k).copy_(rows_of_features.view(B, NUM_CARD_IDS, k))
+        else:
+            units = torch.index_select(self._padded_pairs, 0, pair.view(-1), out=self._card_units)
+            cards.copy_(units.view(torch.uint8).view(B, -1))
         # The pile's top card (0 written where the pile is empty: no card has the feature then).
-        nonempty = (state.pile_size > 0).to(torch.float32)
-        obs.scatter_(1, self._top_index.index_select(0, state.top)[:, None], nonempty[:, None])
+        nonempty = (state.pile_size > 0).to(out.dtype)
+        top_index = self._top_index[observation_format].index_select(0, state.top)
+        cards.scatter_(1, top_index[:, None], nonempty[:, None])
         # The rest: the static entries and the one-hots (one precomputed row), then the counts.
-        rest = obs[:, self._cards_size :]
         rest.copy_(self._rest_rows.index_select(0, self._rest_key(state, seat)))
         counts = torch.cat(
             [
@@ -155,7 +184,14 @@ class ObservationWriter:
         torch.mul(counts.gather(1, self._count_gather.index_select(0, seat)), self._count_scale, out=rest[:, self._counts])
         if t.settings.bluff:
             self._observe_claims(state, seat, rest)
-        return obs
+        return out
+
+    def empty(self, observation_format: str = "float") -> torch.Tensor:
+        """A fresh (uninitialised) buffer for observations in ``observation_format``."""
+        t = self.tables
+        if observation_format == "float":
+            return torch.empty(t.batch_size, self.size, dtype=torch.float32, device=t.device)
+        return torch.empty(t.batch_size, self.packed_size, dtype=torch.uint8, device=t.device)
 
     def _observe_claims(self, state: BatchState, seat: torch.Tensor, rest: torch.Tensor) -> None:
         """The claim block (R29, R30), as ``ObservationEncoder._encode_bluff``: the pending
@@ -168,10 +204,11 @@ class ObservationWriter:
         values = state.side_counts[:, self._bluff_rows].reshape(t.batch_size, -1).float()
         rest[:, self._bluff_at] = values.gather(1, self._bluff_gather[seat]) * self._bluff_scale
 
-    def mover_mask(self, state: BatchState, observation: torch.Tensor) -> torch.Tensor:
+    def mover_mask(self, state: BatchState, observation: torch.Tensor, observation_format: str = "float") -> torch.Tensor:
         """:meth:`action_mask` read off ``observation``, the seat to move's own: its legal
         cards (R9) are its hand, the "hand" feature of its card block (no second lookup)."""
-        hand = observation[:, self._hand_feature : self._cards_size : self._num_features]
+        stride = self._card_stride[observation_format]
+        hand = observation[:, self._hand_feature : stride * NUM_CARD_IDS : stride]
         held = hand > 0
         return self._bluff_mask(state, held) if self.tables.settings.bluff else held
 

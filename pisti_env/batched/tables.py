@@ -62,7 +62,10 @@ class Tables:
     # (0: keep), the played card's new code, and the seat's side.
     seat_play: torch.Tensor
     next_seat: torch.Tensor  # (n,) the seat after each seat in playing order
+    side_onehot: torch.Tensor  # (S, S) int64 identity: row s is side s one-hot
+    seats_are_sides: bool  # each seat its own side, in order (no partnerships): per-side is per-seat
     minus_ones: torch.Tensor  # (B, 1) int64 -1s: a seat's card leaves its hand
+    zeros: torch.Tensor  # (B,) int64 0s, read only: an unchanged counter row
 
     def tensor(self, x: Any, dtype: torch.dtype = torch.int64) -> torch.Tensor:
         """``x`` (an array-like) as a tensor on the engine's device."""
@@ -118,7 +121,10 @@ def build_tables(settings: Settings, *, batch_size: int, device: torch.device, s
         play=t(play_table(settings)),
         seat_play=t(seat_play.reshape(2 * n, 3), CODE_DTYPE),
         next_seat=t([(seat + 1) % n for seat in range(n)]),
+        side_onehot=t(np.eye(S, dtype=np.int64)),
+        seats_are_sides=[settings.side_of(i) for i in range(n)] == list(range(S)),
         minus_ones=torch.full((batch_size, 1), -1, dtype=torch.int64, device=device),
+        zeros=torch.zeros(batch_size, dtype=torch.int64, device=device),
     )
 
 

@@ -40,13 +40,13 @@ def first_state(t: Tables, decks: torch.Tensor | None = None, dealers: torch.Ten
     return start_hands_(t, blank_state(t), everything, new_episode=everything, decks=decks, dealers=dealers)
 
 
-def quiet_outcome(t: Tables, state: BatchState) -> Outcome:
-    """The outcome of no step at all: no rewards, nothing ended."""
+def quiet_outcome(t: Tables, state: BatchState, rewards: torch.Tensor | None = None) -> Outcome:
+    """The outcome of no step at all: no rewards (or ``rewards``), nothing ended."""
     B, S, dev = t.batch_size, t.num_sides, t.device
     none = torch.zeros(B, dtype=torch.bool, device=dev)
     results = torch.zeros(len(t.result_keys), B, S, dtype=torch.int64, device=dev).unbind(0)  # one allocation
     return Outcome(
-        rewards=torch.zeros(B, t.num_players, dtype=torch.float32, device=dev),
+        rewards=torch.zeros(B, t.num_players, dtype=torch.float32, device=dev) if rewards is None else rewards,
         done=none,
         hand_over=none,
         hand_result=dict(zip(t.result_keys, results)),
@@ -107,10 +107,13 @@ def _step_all(t: Tables, state: BatchState, a: torch.Tensor) -> tuple[BatchState
             state = start_hands_(t, state, done, new_episode=done)
         return state, Outcome(rewards, done, hand_over, hand_result, match_scores, winner)
     # No hand ended: nothing is scored, no episode ends (the common case: few operations).
-    quiet = quiet_outcome(t, state)
     public_total = state.public_total
-    rewards = _rewards(t, state, public_total, quiet.done, quiet.winner)
-    return state.replace(reward_base=public_total), dataclasses.replace(quiet, rewards=rewards, hand_over=hand_over)
+    if t.reward_mode == "diff":  # ``done`` and ``winner`` unread
+        quiet = quiet_outcome(t, state, _rewards(t, state, public_total, hand_over, hand_over))
+    else:
+        quiet = quiet_outcome(t, state)
+        quiet = dataclasses.replace(quiet, rewards=_rewards(t, state, public_total, quiet.done, quiet.winner))
+    return state.replace(reward_base=public_total), dataclasses.replace(quiet, hand_over=hand_over)
 
 
 def _rewards(
@@ -129,4 +132,4 @@ def _rewards(
         won = winner[:, None] == t.side_ids
         draw_best = (winner < 0)[:, None] & (scores == best)
         per_side = torch.where(won, 1.0, torch.where(draw_best, 0.0, -1.0)) * done[:, None]
-    return per_side[:, t.side_of]
+    return per_side if t.seats_are_sides else per_side.index_select(1, t.side_of)
