@@ -48,14 +48,13 @@ def play_face_up(t: Tables, state: BatchState, a: torch.Tensor) -> BatchState:
     taken_public = pile_points * capture
     taken_hidden = state.pile_points_hidden * capture
     grown = pile + 1
-    # Counter rows CAPTURED .. PISTI_POINTS change; MATCH_SCORES and the bluff rows do not.
-    unchanged = [t.zeros] * (t.num_rows - Counter.MATCH_SCORES)
+    # Counter rows CAPTURED .. PISTI_POINTS of the seat's side change (in the flat counters:
+    # ``t.face_up_counters`` + side); MATCH_SCORES and the bluff rows do not.
     deltas = torch.stack(
-        [grown * capture, taken_public + taken_hidden, taken_public + pisti_points, pistis, doubles, pisti_points]
-        + unchanged,
-        1,
+        [grown * capture, taken_public + taken_hidden, taken_public + pisti_points, pistis, doubles, pisti_points], 1
     )
-    counts = state.side_counts + deltas[:, :, None] * t.side_onehot.index_select(0, side)[:, None, :]
+    counts = state.side_counts.clone()
+    counts.view(-1).index_add_(0, (t.face_up_counters + side[:, None]).view(-1), deltas.view(-1))
     kept = 1 - capture  # 1 where the pile stays
     taken = capture.bool()
     return state.replace(

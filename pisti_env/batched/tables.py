@@ -12,7 +12,7 @@ import torch
 
 from .. import locations as loc
 from ..cards import NUM_CARD_IDS, RANK
-from ..counters import hand_result_keys, num_counters
+from ..counters import Counter, hand_result_keys, num_counters
 from ..rules import Settings
 from ..scoring import POINTS, captures, is_double_pisti, pisti_value
 from .state import CODE_DTYPE, CODE_WIDTH
@@ -62,10 +62,11 @@ class Tables:
     # (0: keep), the played card's new code, and the seat's side.
     seat_play: torch.Tensor
     next_seat: torch.Tensor  # (n,) the seat after each seat in playing order
-    side_onehot: torch.Tensor  # (S, S) int64 identity: row s is side s one-hot
     seats_are_sides: bool  # each seat its own side, in order (no partnerships): per-side is per-seat
     minus_ones: torch.Tensor  # (B, 1) int64 -1s: a seat's card leaves its hand
-    zeros: torch.Tensor  # (B,) int64 0s, read only: an unchanged counter row
+    # (B, 6) int64: where counter rows CAPTURED .. PISTI_POINTS of side 0 of each game lie in
+    # the flattened ``side_counts`` (add the side): game b, row r at (b * rows + r) * S.
+    face_up_counters: torch.Tensor
 
     def tensor(self, x: Any, dtype: torch.dtype = torch.int64) -> torch.Tensor:
         """``x`` (an array-like) as a tensor on the engine's device."""
@@ -121,10 +122,11 @@ def build_tables(settings: Settings, *, batch_size: int, device: torch.device, s
         play=t(play_table(settings)),
         seat_play=t(seat_play.reshape(2 * n, 3), CODE_DTYPE),
         next_seat=t([(seat + 1) % n for seat in range(n)]),
-        side_onehot=t(np.eye(S, dtype=np.int64)),
         seats_are_sides=[settings.side_of(i) for i in range(n)] == list(range(S)),
         minus_ones=torch.full((batch_size, 1), -1, dtype=torch.int64, device=device),
-        zeros=torch.zeros(batch_size, dtype=torch.int64, device=device),
+        face_up_counters=t(
+            (np.arange(batch_size)[:, None] * num_counters(settings.bluff) + np.arange(Counter.MATCH_SCORES)) * S
+        ),
     )
 
 
