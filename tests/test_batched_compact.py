@@ -132,7 +132,8 @@ def test_bad_formats_and_buffers_raise_and_change_nothing():
     wrong = [
         torch.zeros(4, engine.observation_size),  # a float buffer for the uint8 format
         torch.zeros(4, size + 1, dtype=torch.uint8),
-        torch.zeros(size, 4, dtype=torch.uint8).t(),  # right shape, not contiguous
+        torch.zeros(size, 4, dtype=torch.uint8).t(),  # right shape, rows not in one piece
+        torch.zeros(4, size + 1, dtype=torch.uint8)[:, :size],  # rows whose rest cannot be read as float32
     ]
     for buffer in wrong:
         with pytest.raises(ValueError, match=rf"observation_out must be a uint8 tensor of shape \(4, {size}\)"):
@@ -140,6 +141,10 @@ def test_bad_formats_and_buffers_raise_and_change_nothing():
     with pytest.raises(ValueError, match=r"observation_out must be a float32 tensor of shape \(4, 556\)"):
         engine.step(actions, torch.zeros(4, size, dtype=torch.uint8))  # a packed buffer for the float format
     assert engine.state is before
+    # Rows of a larger rollout storage are fine: each row is in one piece.
+    storage = torch.zeros(4, 3, size, dtype=torch.uint8)
+    engine.step(actions, storage[:, 1], observation_format="uint8")
+    assert storage[:, 1].any() and not storage[:, 0].any()
 
 
 def test_expand_rejects_what_is_not_a_packed_observation():

@@ -15,7 +15,7 @@ from ..cards import JACK, NUM_CARD_IDS, RANK, TABLE_SIZE, parse_card
 from ..observation import ObservationEncoder
 from ..rules import make_settings
 from . import transitions
-from .compact import FORMATS
+from .compact import FLOAT_BYTES, FORMATS
 from .critic import HiddenInformation
 from .decks import cut_stock_bottom
 from .observe import ObservationWriter
@@ -224,12 +224,13 @@ class BatchedPisti:
             or out.shape != (B, size)
             or out.dtype != dtype
             or out.device != self.device
-            or not out.is_contiguous()
+            or out.stride(1) != 1  # each row in one piece (a slice of rollout storage will do)
+            or (observation_format == "uint8" and out.stride(0) % FLOAT_BYTES)  # the rest read as float32
         ):
             got = f"{out.dtype} {tuple(out.shape)} on {out.device}" if isinstance(out, torch.Tensor) else type(out).__name__
             raise ValueError(
                 f"observation_out must be a {str(dtype).removeprefix('torch.')} tensor of shape ({B}, {size}) on "
-                f"{self.device}, contiguous (the {observation_format!r} observation format), got {got}"
+                f"{self.device} with contiguous rows (the {observation_format!r} observation format), got {got}"
             )
 
     def _validated_decks(self, decks: Any) -> torch.Tensor:
