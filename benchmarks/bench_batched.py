@@ -32,9 +32,9 @@ import pisti_env
 from pisti_env.batched import BatchedPisti
 
 try:
-    from bench_env import aec_decisions_per_second
-except ImportError:  # run from the repository root
-    from benchmarks.bench_env import aec_decisions_per_second
+    import bench_env
+except ImportError:  # imported as benchmarks.bench_batched
+    from benchmarks import bench_env
 
 VARIANTS = {"plain": {}, "bluff": {"bluff": True}}
 FORMATS = ("float", "uint8")
@@ -83,6 +83,16 @@ def batched_steps_per_second(
     return steps / (time.perf_counter() - start)
 
 
+def env_decisions_per_second(make_env, seconds: float) -> float:
+    """Decisions/s of the AEC env ``make_env()`` under random legal play: bench_env's loop
+    (``AecLoop``; ``aec_decisions_per_second`` in bench_env's earlier form)."""
+    if hasattr(bench_env, "AecLoop"):
+        loop = bench_env.AecLoop(make_env)
+        loop.run(seconds)
+        return loop.rate
+    return bench_env.aec_decisions_per_second(make_env, seconds)
+
+
 def device_name(device: str) -> str:
     """The device in words: the GPU's name on CUDA."""
     if torch.device(device).type == "cuda":
@@ -113,7 +123,7 @@ def main() -> None:
     for players in args.players:
         for variant in args.variants:
             settings = VARIANTS[variant]
-            reference = aec_decisions_per_second(
+            reference = env_decisions_per_second(
                 lambda: pisti_env.env(num_players=players, target=None, **settings), args.seconds
             )
             for fmt in args.formats:
