@@ -28,6 +28,13 @@ Supported: 2, 3, 4 players, partnerships, single hands (``target=None``) and mat
 (``claimant``, ``claim_card``) and the bluff counter rows; its logic sits behind Python-level
 ``if settings.bluff`` tests, so a game without it runs none of its operations.
 
+Speed on a CPU comes from few torch operations per step (a step's cost at small batches is
+their count, at large ones their memory traffic): the outcome of a face-up play is one row of
+a table built from :mod:`pisti_env.scoring`, the observation's tail one precomputed row per
+(observer, last capturer, dealer, seat to move), and no tensor is copied to the host but at
+the few documented branches (``tests/test_batched_device.py``). ``benchmarks/bench_batched.py``
+measures it.
+
 Modules, one job each:
 
 - :mod:`.state`: :class:`BatchState`, :class:`BatchStep`, the row helpers (select, take, put)
@@ -38,6 +45,8 @@ Modules, one job each:
 - :mod:`.transitions`: the pure step and the rewards;
 - :mod:`.decks`: the counter-based deck hash (R7 void redraw, R28 cut);
 - :mod:`.observe`: observations into caller-owned storage, and action masks;
+- :mod:`.compact`: the ``"uint8"`` observation format (the float vector packed: the card
+  block as bytes) and :func:`~.compact.expand`, which turns it back into floats, bit for bit;
 - :mod:`.critic`: the critic's hidden-information input (R31);
 - :mod:`.engine`: :class:`BatchedPisti`, the façade with the input checks.
 """

@@ -15,6 +15,7 @@ from ..cards import JACK, NUM_CARD_IDS, RANK, TABLE_SIZE, parse_card
 from ..observation import ObservationEncoder
 from ..rules import make_settings
 from . import transitions
+from .compact import FLOAT_BYTES, FORMATS
 from .critic import HiddenInformation
 from .decks import cut_stock_bottom
 from .observe import ObservationWriter
@@ -65,6 +66,7 @@ class BatchedPisti:
         self._writer = ObservationWriter(self.tables, self.encoder)
         self._hidden = HiddenInformation(self.tables)
         self.observation_size = self._writer.size
+        self.packed_observation_size = self._writer.packed_size  # bytes per game, "uint8" format
         self.hidden_information_size = self._hidden.size
         self.state: BatchState | None = None
 
@@ -80,29 +82,39 @@ class BatchedPisti:
         decks: Sequence[Sequence[int | str]] | torch.Tensor | None = None,
         dealers: Sequence[int] | torch.Tensor | None = None,
         observation_out: torch.Tensor | None = None,
+        observation_format: str = "float",
     ) -> BatchStep:
         """Start B new episodes; optionally from given first-hand decks (B × 52 card ids or
         text codes, item 0 dealt first) and dealers (B seats). Later hands and episodes draw
-        their decks from the seed. ``observation_out``: see :meth:`step`."""
+        their decks from the seed. ``observation_out``, ``observation_format``: see :meth:`step`."""
+        self._check_out(observation_out, observation_format)
         given_decks = None if decks is None else self._validated_decks(decks)
         given_dealers = None if dealers is None else self._validated_dealers(dealers)
         self.state = transitions.first_state(self.tables, given_decks, given_dealers)
-        return self.peek(self.state, observation_out)
+        return self.peek(self.state, observation_out, observation_format)
 
-    def peek(self, state: BatchState | None = None, observation_out: torch.Tensor | None = None) -> BatchStep:
+    def peek(
+        self,
+        state: BatchState | None = None,
+        observation_out: torch.Tensor | None = None,
+        observation_format: str = "float",
+    ) -> BatchStep:
         """The seat to move, its observation and mask in ``state`` (default: the current
-        state), as a :class:`BatchStep` with no rewards and no episode or hand ended."""
+        state), as a :class:`BatchStep` with no rewards and no episode or hand ended.
+        ``observation_out``, ``observation_format``: see :meth:`step`."""
         state = self.state if state is None else state
         if state is None:
             raise ValueError("call reset() first")
-        self._check_out(observation_out)
-        return self._output(state, observation_out, transitions.quiet_outcome(self.tables, state))
+        self._check_out(observation_out, observation_format)
+        outcome = transitions.quiet_outcome(self.tables, state)
+        return self._output(state, observation_out, outcome, observation_format)
 
     def step(
         self,
         actions: torch.Tensor | Sequence[int],
         observation_out: torch.Tensor | None = None,
         active: torch.Tensor | None = None,
+        observation_format: str = "float",
     ) -> BatchStep:
         """Every game's seat to move takes ``actions[b]``: a card id, or with the bluff variant
         any action id of :mod:`pisti_env.actions` (R29: ``FACE_DOWN + id``, ``BELIEVE``,
@@ -111,7 +123,14 @@ class BatchedPisti:
 
         ``observation_out``: an optional (B, observation_size) float32 tensor on the engine's
         device to write the observations into (a trainer's rollout storage, say); it saves
-        allocating fresh memory for them at every step, the largest single cost on a CPU.
+        allocating fresh memory for them at every step, the largest single cost on a CPU
+        (:meth:`observation_buffer` makes one).
+
+        ``observation_format``: ``"float"`` (the default: the observation vector, float32) or
+        ``"uint8"``: the same vectors packed as (B, packed_observation_size) bytes, the card
+        block one byte per entry (a quarter of the float memory), cheaper to write and to
+        store; :func:`pisti_env.batched.compact.expand` turns them into the float vectors, bit
+        for bit. ``observation_out`` must then be such a uint8 tensor.
 
         ``active``: an optional (B,) bool tensor; only those games move, the others keep their
         state bit for bit and get no rewards and no ``done``/``hand_over`` (their ``actions``
@@ -122,7 +141,7 @@ class BatchedPisti:
         legal ones); the state is then unchanged."""
         if self.state is None:
             raise ValueError("call reset() before step()")
-        self.state, out = self.step_state(self.state, actions, observation_out, active)
+        self.state, out = self.step_state(self.state, actions, observation_out, active, observation_format)
         return out
 
     def step_state(
@@ -131,23 +150,37 @@ class BatchedPisti:
         actions: torch.Tensor | Sequence[int],
         observation_out: torch.Tensor | None = None,
         active: torch.Tensor | None = None,
+        observation_format: str = "float",
     ) -> tuple[BatchState, BatchStep]:
         """The pure step: ``(state, actions) -> (next state, BatchStep)``; ``state`` is not
         modified (see :func:`pisti_env.batched.transitions.step`), and ``self.state`` is
-        neither read nor written. ``active``: see :meth:`step`."""
-        self._check_out(observation_out)  # before the step: a bad buffer must change nothing
+        neither read nor written. ``observation_out``, ``active``, ``observation_format``: see
+        :meth:`step`."""
+        self._check_out(observation_out, observation_format)  # before the step: a bad buffer must change nothing
         active = self._validated_active(active)
         a = self._validated_actions(state, actions, active)
         state, outcome = transitions.step(self.tables, state, a, active)
-        return state, self._output(state, observation_out, outcome)
+        return state, self._output(state, observation_out, outcome, observation_format)
 
     def observe(
-        self, state: BatchState, seat: torch.Tensor | None = None, out: torch.Tensor | None = None
+        self,
+        state: BatchState,
+        seat: torch.Tensor | None = None,
+        out: torch.Tensor | None = None,
+        observation_format: str = "float",
     ) -> torch.Tensor:
         """(B, observation_size) observations of ``seat`` (default: the seat to move), built
-        with the Python encoder's tables; written into ``out`` when given."""
-        self._check_out(out)
-        return self._writer.observe(state, state.turn if seat is None else seat, out)
+        with the Python encoder's tables; written into ``out`` when given. With
+        ``observation_format="uint8"`` packed, see :meth:`step`."""
+        self._check_out(out, observation_format)
+        return self._writer.observe(state, state.turn if seat is None else seat, out, observation_format)
+
+    def observation_buffer(self, observation_format: str = "float") -> torch.Tensor:
+        """A fresh buffer on the engine's device for ``observation_out`` in
+        ``observation_format`` ("float": (B, observation_size) float32; "uint8": (B,
+        packed_observation_size) bytes)."""
+        self._check_format(observation_format)
+        return self._writer.empty(observation_format)
 
     def action_mask(self, state: BatchState) -> torch.Tensor:
         """(B, num_actions) bool: the legal actions of the seat to move (R9; R29 with the bluff
@@ -164,18 +197,40 @@ class BatchedPisti:
         return self._hidden(state, state.turn if seat is None else seat)
 
     # ------------------------------------------------------------------ internals
-    def _output(self, state: BatchState, observation_out: torch.Tensor | None, outcome: Outcome) -> BatchStep:
+    def _output(
+        self, state: BatchState, observation_out: torch.Tensor | None, outcome: Outcome, observation_format: str
+    ) -> BatchStep:
         """The :class:`BatchStep` of ``outcome``, with the next seat's observation and mask."""
-        observation = self._writer.observe(state, state.turn, observation_out)
-        mask = self._writer.mover_mask(state, observation)
+        observation = self._writer.observe(state, state.turn, observation_out, observation_format)
+        mask = self._writer.mover_mask(state, observation, observation_format)
         return BatchStep(seat=state.turn, observation=observation, action_mask=mask, **vars(outcome))
 
-    def _check_out(self, out: torch.Tensor | None) -> None:
-        B, size = self.batch_size, self.observation_size
-        if out is not None and (out.shape != (B, size) or out.dtype != torch.float32 or out.device != self.device):
+    def _check_format(self, observation_format: Any) -> None:
+        if not isinstance(observation_format, str) or observation_format not in FORMATS:
+            raise ValueError(f"observation_format must be one of {', '.join(map(repr, FORMATS))}, got {observation_format!r}")
+
+    def _check_out(self, out: torch.Tensor | None, observation_format: str = "float") -> None:
+        self._check_format(observation_format)
+        if out is None:
+            return
+        B = self.batch_size
+        size, dtype = (
+            (self.observation_size, torch.float32)
+            if observation_format == "float"
+            else (self.packed_observation_size, torch.uint8)
+        )
+        if (
+            not isinstance(out, torch.Tensor)
+            or out.shape != (B, size)
+            or out.dtype != dtype
+            or out.device != self.device
+            or out.stride(1) != 1  # each row in one piece (a slice of rollout storage will do)
+            or (observation_format == "uint8" and out.stride(0) % FLOAT_BYTES)  # the rest read as float32
+        ):
+            got = f"{out.dtype} {tuple(out.shape)} on {out.device}" if isinstance(out, torch.Tensor) else type(out).__name__
             raise ValueError(
-                f"observation_out must be a float32 tensor of shape ({B}, {size}) on "
-                f"{self.device}, got {out.dtype} {tuple(out.shape)} on {out.device}"
+                f"observation_out must be a {str(dtype).removeprefix('torch.')} tensor of shape ({B}, {size}) on "
+                f"{self.device} with contiguous rows (the {observation_format!r} observation format), got {got}"
             )
 
     def _validated_decks(self, decks: Any) -> torch.Tensor:
@@ -228,7 +283,7 @@ class BatchedPisti:
         what = "action ids" if self.settings.bluff else "card ids"
         if not isinstance(actions, torch.Tensor):
             try:
-                actions = torch.as_tensor(np.asarray(actions))
+                actions = torch.as_tensor(np.asarray(actions), device=self.device)
             except (TypeError, ValueError, RuntimeError):
                 raise TypeError(f"actions must be an integer tensor or sequence of {what}, got {type(actions).__name__}") from None
         if actions.dtype.is_floating_point or actions.dtype == torch.bool or actions.is_complex():
@@ -241,9 +296,9 @@ class BatchedPisti:
         if self.settings.bluff:
             return self._validated_bluff_actions(state, a)
         t = self.tables
-        in_range = (a >= 0) & (a < NUM_CARD_IDS)
-        code = state.code.gather(1, a.clamp(0, NUM_CARD_IDS - 1)[:, None]).squeeze(1)
-        legal = in_range & t.legal[state.turn * t.num_codes + code]
+        card = a.clamp(0, NUM_CARD_IDS - 1)
+        code = state.code.gather(1, card[:, None]).squeeze(1)
+        legal = (card == a) & t.legal.index_select(0, state.turn * t.num_codes + code)  # in range and held
         if not bool(legal.all()):
             b = int((~legal).nonzero()[0, 0])
             seat = int(state.turn[b])

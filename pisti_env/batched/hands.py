@@ -83,6 +83,8 @@ def end_hands_(
     winner (-1: none or a draw). Writes ``owned.code`` and ``owned.deck`` in place."""
     B, S, dev = t.batch_size, t.num_sides, t.device
     idx = mask.nonzero().squeeze(1)
+    if idx.numel() == B:  # every hand ends (games in step: the common case): no sub-batch
+        return finish_hands_(t, owned)
     sub, result, done, winner = finish_hands_(t, take(owned, idx))
     hand_result = {
         key: torch.zeros(B, S, dtype=torch.int64, device=dev).index_copy(0, idx, value) for key, value in result.items()
@@ -165,6 +167,8 @@ def start_hands_(
     idx = mask.nonzero().squeeze(1)
     if idx.numel() == 0:
         return owned
+    if idx.numel() == t.batch_size:  # every game (games in step: the common case): no sub-batch
+        return new_hands(t, owned, new_episode, decks, dealers)
     fresh = new_hands(
         t,
         take(owned, idx),

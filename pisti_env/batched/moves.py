@@ -1,9 +1,8 @@
 """One move of every game of the batch: a face-up play (R9–R17) and, with the bluff variant
 (R29), a face-down play claiming a pişti or the answer to a claim.
 
-Pure functions of ``(tables, state, actions)``. Those whose names end in ``_`` update the
-``code`` of the state they are given in place: give them only a state the caller owns
-(:func:`pisti_env.batched.state.owned_copy`); the others write only into tensors they create.
+Pure functions of ``(tables, state, actions)``: they write only into tensors they create, and
+the next state's ``code`` is always a fresh tensor, which the caller owns.
 """
 
 from __future__ import annotations
@@ -12,102 +11,78 @@ import torch
 
 from .. import locations as loc
 from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..cards import JACK, NUM_CARD_IDS, TEN_DIAMONDS
-from ..counters import NUM_PLAIN_COUNTERS, Counter
-from ..scoring import BLUFF_STAKE, CHALLENGE_FACTOR, DOUBLE_PISTI_POINTS, JACK_STAKE_FACTOR, PISTI_POINTS
+from ..cards import JACK, NUM_CARD_IDS
+from ..counters import Counter
+from ..scoring import BLUFF_STAKE, CHALLENGE_FACTOR, JACK_STAKE_FACTOR
 from .state import CODE_DTYPE, CODE_WIDTH, BatchState, select
-from .tables import Tables
+from .tables import PILE_CLASSES, Tables
 
 CLAIM_CARDS = 2  # a taken claim captures two cards: the lone card and the face-down one (R29)
 
 
-def play_face_up_(t: Tables, owned: BatchState, a: torch.Tensor) -> BatchState:
+def play_face_up(t: Tables, state: BatchState, a: torch.Tensor) -> BatchState:
     """Every game's seat to move plays card ``a`` face up (R9–R17); the turn passes to the next
-    seat (the caller deals or ends the hand when the hands are empty). Writes ``owned.code``
-    in place and returns the next state, which holds that same tensor."""
-    settings = t.settings
-    seat = owned.turn
-    side = t.side_of[seat]
-    side_onehot = (side[:, None] == t.side_ids).long()  # (B, S); F.one_hot would sync to check
-    seat_onehot = (seat[:, None] == t.seat_ids).long()  # (B, n)
+    seat (the caller deals or ends the hand when the hands are empty). Returns the next state,
+    whose ``code`` is a fresh tensor (the caller owns it); ``state`` is not written.
 
-    # R10, R11: a card of the top card's rank, or a Jack, takes a non-empty pile.
-    rank = t.rank[a]
-    is_jack = rank == JACK
-    top_rank = t.rank[owned.top]
-    capture = (owned.pile_size > 0) & ((rank == top_rank) | is_jack)
-    in_hands = owned.in_hands - 1
-    last_card = (in_hands == 0) & (owned.stock_pos == NUM_CARD_IDS)
-
-    # R13–R17: piştis on a lone card.
-    lone = capture & (owned.pile_size == 1)
-    plain_pisti = lone & ~is_jack  # R13
-    jack_on_jack = lone & is_jack & (top_rank == JACK)  # R14
-    if not settings.last_card_pisti:  # R16
-        plain_pisti = plain_pisti & ~last_card
-        jack_on_jack = jack_on_jack & ~last_card
-    dp = settings.double_pisti
-    pisti_points = plain_pisti * PISTI_POINTS + jack_on_jack * dp
-    if settings.ten_diamonds_pisti_bonus:  # R17
-        with_ten = plain_pisti & ((a == TEN_DIAMONDS) | (owned.top == TEN_DIAMONDS))
-        pisti_points = pisti_points + with_ten * settings.ten_diamonds_pisti_bonus
-    counts_as_pisti = plain_pisti | (jack_on_jack & (dp == PISTI_POINTS))  # R14 worth a plain pişti
-    counts_as_double = jack_on_jack & (dp == DOUBLE_PISTI_POINTS)
+    Few operations on purpose (the step's cost at small batches is their count): the play's
+    outcome (capture, pişti points and counts, R10–R17) is one row of ``t.play``, the codes
+    and side of the seat's card one row of ``t.seat_play``."""
+    seat, top, pile = state.turn, state.top, state.pile_size
+    in_hands = state.in_hands - 1
+    key = (a * NUM_CARD_IDS + top) * PILE_CLASSES + pile.clamp(max=PILE_CLASSES - 1)
+    if not t.settings.last_card_pisti:  # R16: the table tells the hand's very last card apart
+        key = key * 2 + ((in_hands == 0) & (state.stock_pos == NUM_CARD_IDS))
+    capture, pisti_points, pistis, doubles = t.play.index_select(0, key).unbind(1)
+    relabel_at, played_code, side = t.seat_play.index_select(0, seat * 2 + capture).unbind(1)
+    side = side.long()
 
     # Card movements: a capture relabels the pile's cards as the side's captures (the
-    # never-turned ones stay hidden, R8); the played card goes on the pile or to the side.
-    code = owned.code
-    takers = capture.nonzero().squeeze(1)
-    if takers.numel():
-        relabel = ((side[takers] + 1) * t.num_codes)[:, None] + code[takers]
-        code[takers] = t.relabel.index_select(0, relabel.view(-1)).view(-1, NUM_CARD_IDS)
-    location = torch.where(capture, loc.CAPT_SHOWN + side, loc.PILE_UP)
-    code[t.rows, a] = (location * CODE_WIDTH + loc.PLAYED_BY + seat).to(CODE_DTYPE)
+    # never-turned ones stay hidden, R8; row 0 of ``relabel`` keeps every code); the played
+    # card goes on the pile or to the side.
+    code = t.relabel.index_select(0, (state.code + relabel_at[:, None]).view(-1)).view(-1, NUM_CARD_IDS)
+    code.scatter_(1, a[:, None], played_code[:, None])
 
-    card_points = t.points[a]
-    taken_public = (owned.pile_points_public + card_points) * capture
-    taken_hidden = owned.pile_points_hidden * capture
+    card_points = t.points.index_select(0, a)
+    pile_points = state.pile_points_public + card_points  # the pile's public points with the card
+    taken_public = pile_points * capture
+    taken_hidden = state.pile_points_hidden * capture
+    grown = pile + 1
+    # Counter rows CAPTURED .. PISTI_POINTS of the seat's side change (in the flat counters:
+    # ``t.face_up_counters`` + side); MATCH_SCORES and the bluff rows do not.
     deltas = torch.stack(
-        [
-            (owned.pile_size + 1) * capture,  # Counter.CAPTURED
-            taken_public + taken_hidden,  # Counter.CARD_POINTS
-            taken_public + pisti_points,  # Counter.PUBLIC_POINTS
-            counts_as_pisti.long(),  # Counter.PISTIS
-            counts_as_double.long(),  # Counter.DOUBLE_PISTIS
-            pisti_points,  # Counter.PISTI_POINTS
-            torch.zeros_like(a),  # Counter.MATCH_SCORES
-        ],
-        1,
+        [grown * capture, taken_public + taken_hidden, taken_public + pisti_points, pistis, doubles, pisti_points], 1
     )
-    if t.num_rows > NUM_PLAIN_COUNTERS:  # the bluff rows: a face-up play leaves them alone
-        deltas = torch.nn.functional.pad(deltas, (0, t.num_rows - NUM_PLAIN_COUNTERS))
-    return owned.replace(
+    counts = state.side_counts.clone()
+    counts.view(-1).index_add_(0, (t.face_up_counters + side[:, None]).view(-1), deltas.view(-1))
+    kept = 1 - capture  # 1 where the pile stays
+    taken = capture.bool()
+    return state.replace(
         code=code,
         in_hands=in_hands,
-        hand_sizes=owned.hand_sizes - seat_onehot,
-        top=torch.where(capture, owned.top, a),
-        pile_size=torch.where(capture, 0, owned.pile_size + 1),
-        pile_hidden=torch.where(capture, 0, owned.pile_hidden),
-        pile_points_public=torch.where(capture, 0, owned.pile_points_public + card_points),
-        pile_points_hidden=torch.where(capture, 0, owned.pile_points_hidden),
-        last_capturer=torch.where(capture, side, owned.last_capturer),
-        side_counts=owned.side_counts + deltas[:, :, None] * side_onehot[:, None, :],
-        turn=(seat + 1) % t.num_players,
+        hand_sizes=state.hand_sizes.scatter_add(1, seat[:, None], t.minus_ones),
+        top=torch.where(taken, top, a),
+        pile_size=grown * kept,
+        pile_hidden=state.pile_hidden * kept,
+        pile_points_public=pile_points * kept,
+        pile_points_hidden=state.pile_points_hidden * kept,
+        last_capturer=torch.where(taken, side, state.last_capturer),
+        side_counts=counts,
+        turn=t.next_seat.index_select(0, seat),
     )
 
 
-def bluff_move_(t: Tables, owned: BatchState, a: torch.Tensor) -> BatchState:
+def bluff_move(t: Tables, state: BatchState, a: torch.Tensor) -> BatchState:
     """R29: each game takes its own kind of action: a face-up card (``a`` < ``FACE_DOWN``), a
     face-down one (below ``BELIEVE``) or an answer (``BELIEVE``, ``CHALLENGE``). Each kind is
     computed for the whole batch and kept where it was taken; the kinds nobody took are
-    skipped. Writes ``owned.code`` in place (the face-up play)."""
+    skipped. Out of place: the next state's ``code`` is a fresh tensor."""
     card = a % FACE_DOWN  # the card played, face up or down (meaningless for an answer)
     face_down = (a >= FACE_DOWN) & (a < BELIEVE)
     answer = a >= BELIEVE
-    # Both read ``owned`` before the face-up play below updates its code in place.
-    down = play_face_down(t, owned, card) if bool(face_down.any()) else None
-    answered = answer_claim(t, owned, a == CHALLENGE) if bool(answer.any()) else None
-    moved = play_face_up_(t, owned, card)
+    down = play_face_down(t, state, card) if bool(face_down.any()) else None
+    answered = answer_claim(t, state, a == CHALLENGE) if bool(answer.any()) else None
+    moved = play_face_up(t, state, card)
     if down is not None:
         moved = select(face_down, down, moved)
     if answered is not None:

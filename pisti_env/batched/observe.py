@@ -16,6 +16,7 @@ from ..actions import BELIEVE, CHALLENGE
 from ..cards import NUM_CARD_IDS
 from ..counters import BLUFF_RESULT_ROWS, Counter
 from ..observation import COUNT_SOURCES, ObservationEncoder
+from .compact import CARD_BYTES, packed_size
 from .state import CODE_DTYPE, CODE_WIDTH, BatchState
 from .tables import Tables
 
@@ -35,25 +36,92 @@ class ObservationWriter:
         B, dev = t.batch_size, t.device
         # Entry seat * num_codes + code: the sum of the rows of the location and playing-seat
         # codes, precomputed for every pair.
+        # Held as bytes (small counts, exact in either format), a quarter of the memory traffic
+        # of float rows; the float format converts while copying into place.
         rows = encoder.feature_rows[:, : t.num_locations, None, :] + encoder.feature_rows[:, None, :, :]
-        self._feature_pairs = t.tensor(rows.reshape(-1, rows.shape[-1]), torch.float32)
-        self._num_features = layout.num_card_features
-        self._card_rows = torch.empty(B * NUM_CARD_IDS, self._num_features, device=dev)
+        rows = rows.reshape(-1, rows.shape[-1]).astype(np.uint8)
+        self._feature_pairs = t.tensor(rows, torch.uint8)
+        self._num_features = k = layout.num_card_features
+        self._card_rows = torch.empty(B * NUM_CARD_IDS, k, dtype=torch.uint8, device=dev)
+        # The "uint8" format's card rows, CARD_BYTES each (zero-padded), held as one 16-byte
+        # element per row: the lookup is then a plain 1-D gather, several times cheaper than a
+        # gather of k-byte rows. (Only copied, never computed on: every byte comes through.)
+        padded = np.zeros((rows.shape[0], CARD_BYTES), dtype=np.uint8)
+        padded[:, :k] = rows
+        self._padded_pairs = t.tensor(padded, torch.uint8).view(torch.complex128).view(-1)
+        self._card_units = torch.empty(B * NUM_CARD_IDS, dtype=torch.complex128, device=dev)
         self._pair_buffer = torch.empty(B, NUM_CARD_IDS, dtype=CODE_DTYPE, device=dev)
         self._hand_feature = layout.feature_index["hand"]
         self._cards_size = layout.cards_size
-        self._count_gather = t.tensor(encoder.count_gather)
+        self.packed_size = packed_size(layout)
+        self._packed_cards_size = CARD_BYTES * NUM_CARD_IDS
+        self._seat_offset = t.tensor([seat * t.num_codes for seat in range(t.num_players)], CODE_DTYPE)
+        # The pile-top feature's index in the vector, per top card.
+        self._card_stride = {"float": k, "uint8": CARD_BYTES}  # a card's row in each format's card block
+        self._top_index = {
+            fmt: t.tensor([card * stride + encoder.top_feature for card in range(NUM_CARD_IDS)])
+            for fmt, stride in self._card_stride.items()
+        }
         self._count_scale = t.tensor(encoder.count_scale, torch.float32)
-        self._rel_side = t.tensor(encoder.rel_side)
+        self._count_gather = t.tensor(self._count_sources_gather(encoder))
         rest_at = layout.cards_size  # the observation after the card block, offsets from here
-        self._static_rest = t.tensor(encoder.static[rest_at:], torch.float32)[None, :]
         self._counts = slice(layout.counts_start - rest_at, layout.counts_stop - rest_at)
-        self._top_at = encoder.top_feature
-        self._last_capturer_at = layout.by_name["last_capturer"].start - rest_at
-        self._dealer_at = layout.by_name["dealer"].start - rest_at
-        self._to_move_at = layout.by_name["to_move"].start - rest_at
+        self._init_rest_rows(encoder)
         if t.settings.bluff:
             self._init_claim_block(encoder)
+
+    def _count_sources_gather(self, encoder: ObservationEncoder) -> np.ndarray:
+        """``encoder.count_gather`` (indices into the counters of ``COUNT_SOURCES``, laid end
+        to end) re-aimed at the counters as :meth:`observe` lays them out: the hand sizes, the
+        stock size, pile size and never-turned pile cards, every row of ``side_counts``
+        (row-major: row r, side s at ``r * S + s``; only the rows the encoder reads are
+        gathered, R30), the hands completed."""
+        t = self.tables
+        n, S = t.num_players, t.num_sides
+        side_rows = {
+            "captured_count": Counter.CAPTURED, "pisti_count": Counter.PISTIS,
+            "double_pisti_count": Counter.DOUBLE_PISTIS, "pisti_points": Counter.PISTI_POINTS,
+            "public_points": Counter.PUBLIC_POINTS, "match_scores": Counter.MATCH_SCORES,
+        }
+        singles = {"stock_size": n, "pile_size": n + 1, "pile_hidden": n + 2, "hands_completed": n + 3 + t.num_rows * S}
+        remap: list[int] = []  # source position in COUNT_SOURCES order -> position in observe's layout
+        for name in COUNT_SOURCES:
+            if name == "hand_sizes":
+                remap += range(n)
+            elif name in side_rows:
+                remap += [n + 3 + side_rows[name] * S + s for s in range(S)]
+            else:
+                remap.append(singles[name])
+        return np.asarray(remap)[encoder.count_gather]
+
+    def _init_rest_rows(self, encoder: ObservationEncoder) -> None:
+        """The part of the vector after the card block that depends only on (observer, last
+        capturer, dealer, seat to move): the static entries and the three one-hot fields,
+        precomputed as one row per combination (``_rest_rows``, row :meth:`_rest_key`)."""
+        t, layout = self.tables, encoder.layout
+        n, S, rest_at = t.num_players, t.num_sides, layout.cards_size
+        last_at = layout.by_name["last_capturer"].start
+        dealer_at = layout.by_name["dealer"].start
+        to_move_at = layout.by_name["to_move"].start
+        rows = np.zeros((n, S + 1, n, n, layout.size - rest_at), dtype=np.float32)
+        rows[...] = encoder.static[rest_at:]
+        for seat in range(n):
+            for last in range(-1, S):  # -1: nobody captured yet
+                where_last = encoder.rel_side[seat][last] if last >= 0 else S
+                for dealer in range(n):
+                    for turn in range(n):
+                        row = rows[seat, last + 1, dealer, turn]
+                        row[last_at - rest_at + where_last] = 1.0
+                        row[dealer_at - rest_at + (dealer - seat) % n] = 1.0
+                        row[to_move_at - rest_at + (turn - seat) % n] = 1.0
+        self._rest_rows = t.tensor(rows.reshape(-1, layout.size - rest_at), torch.float32)
+        # key = seat * n²(S+1) + (last + 1) * n² + dealer * n + turn, as one weighted sum
+        self._rest_weights = t.tensor([n * n * (S + 1), n * n, n, 1])
+
+    def _rest_key(self, state: BatchState, seat: torch.Tensor) -> torch.Tensor:
+        """(B,) the row of ``_rest_rows`` of each game for observer ``seat``."""
+        parts = torch.stack([seat, state.last_capturer, state.dealer, state.turn], 1)
+        return (parts * self._rest_weights).sum(1) + self._rest_weights[1]
 
     def _init_claim_block(self, encoder: ObservationEncoder) -> None:
         """The claim block of the observation (R29), from the encoder's own tables: where its
@@ -72,45 +140,58 @@ class ObservationWriter:
         self._bluff_gather = t.tensor(gather)
         self._bluff_scale = t.tensor(encoder._bluff_scale, torch.float32)  # (one definition of the scales)
 
-    def observe(self, state: BatchState, seat: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    def observe(
+        self, state: BatchState, seat: torch.Tensor, out: torch.Tensor | None = None, observation_format: str = "float"
+    ) -> torch.Tensor:
         """(B, size) float32 observations of ``seat`` (B,); written into ``out`` (checked by
-        the caller) when given, else into a fresh tensor."""
+        the caller) when given, else into a fresh tensor. With ``observation_format="uint8"``
+        the same vectors packed as (B, packed_size) bytes instead, see :mod:`.compact`."""
         t = self.tables
-        B, n, S = t.batch_size, t.num_players, t.num_sides
+        B = t.batch_size
+        if out is None:
+            out = self.empty(observation_format)
+        if observation_format == "float":
+            cards, rest = out[:, : self._cards_size], out[:, self._cards_size :]
+        else:
+            cards, rest = out[:, : self._packed_cards_size], out[:, self._packed_cards_size :].view(torch.float32)
         # Card block: each card's (location, playing seat) pair selects its feature row.
-        pair = torch.add(state.code, (seat * t.num_codes).to(CODE_DTYPE)[:, None], out=self._pair_buffer)
-        k = self._num_features
-        rows_of_features = torch.index_select(self._feature_pairs, 0, pair.view(-1), out=self._card_rows)
-        obs = torch.empty(B, self.size, device=t.device) if out is None else out
-        obs[:, : self._cards_size].view(B, NUM_CARD_IDS, k).copy_(rows_of_features.view(B, NUM_CARD_IDS, k))
-        rows = t.rows
-        obs[rows, state.top * k + self._top_at] = (state.pile_size > 0).float()
-        # The rest: counts, one-hots and the static entries (offsets relative to its start).
-        rest = obs[:, self._cards_size :]
-        rest.copy_(self._static_rest.expand(B, -1))
-        sources = {  # the game counters of the count block, by the names the layout uses
-            "hand_sizes": state.hand_sizes,
-            "stock_size": (NUM_CARD_IDS - state.stock_pos)[:, None],
-            "pile_size": state.pile_size[:, None],
-            "pile_hidden": state.pile_hidden[:, None],
-            "captured_count": state.side_counts[:, Counter.CAPTURED],
-            "pisti_count": state.side_counts[:, Counter.PISTIS],
-            "double_pisti_count": state.side_counts[:, Counter.DOUBLE_PISTIS],
-            "pisti_points": state.side_counts[:, Counter.PISTI_POINTS],
-            "public_points": state.side_counts[:, Counter.PUBLIC_POINTS],
-            "match_scores": state.side_counts[:, Counter.MATCH_SCORES],
-            "hands_completed": state.hands_completed[:, None],
-        }
-        counts = torch.cat([sources[name] for name in COUNT_SOURCES], 1).float()
-        rest[:, self._counts] = counts.gather(1, self._count_gather[seat]) * self._count_scale
-        last = torch.where(state.last_capturer >= 0, self._rel_side[seat, state.last_capturer.clamp(min=0)], S)
-        at = self._cards_size
-        obs[rows, at + self._last_capturer_at + last] = 1.0
-        obs[rows, at + self._dealer_at + (state.dealer - seat) % n] = 1.0
-        obs[rows, at + self._to_move_at + (state.turn - seat) % n] = 1.0
+        offset = self._seat_offset.index_select(0, seat)
+        pair = torch.add(state.code, offset[:, None], out=self._pair_buffer)
+        if observation_format == "float":  # byte rows, converted while copied into place
+            k = self._num_features
+            rows_of_features = torch.index_select(self._feature_pairs, 0, pair.view(-1), out=self._card_rows)
+            cards.view(B, NUM_CARD_IDS, k).copy_(rows_of_features.view(B, NUM_CARD_IDS, k))
+        else:
+            units = torch.index_select(self._padded_pairs, 0, pair.view(-1), out=self._card_units)
+            cards.copy_(units.view(torch.uint8).view(B, -1))
+        # The pile's top card (0 written where the pile is empty: no card has the feature then).
+        nonempty = (state.pile_size > 0).to(out.dtype)
+        top_index = self._top_index[observation_format].index_select(0, state.top)
+        cards.scatter_(1, top_index[:, None], nonempty[:, None])
+        # The rest: the static entries and the one-hots (one precomputed row), then the counts.
+        rest.copy_(self._rest_rows.index_select(0, self._rest_key(state, seat)))
+        counts = torch.cat(
+            [
+                state.hand_sizes,
+                (NUM_CARD_IDS - state.stock_pos)[:, None],
+                state.pile_size[:, None],
+                state.pile_hidden[:, None],
+                state.side_counts.reshape(B, -1),
+                state.hands_completed[:, None],
+            ],
+            1,
+        ).float()
+        torch.mul(counts.gather(1, self._count_gather.index_select(0, seat)), self._count_scale, out=rest[:, self._counts])
         if t.settings.bluff:
             self._observe_claims(state, seat, rest)
-        return obs
+        return out
+
+    def empty(self, observation_format: str = "float") -> torch.Tensor:
+        """A fresh (uninitialised) buffer for observations in ``observation_format``."""
+        t = self.tables
+        if observation_format == "float":
+            return torch.empty(t.batch_size, self.size, dtype=torch.float32, device=t.device)
+        return torch.empty(t.batch_size, self.packed_size, dtype=torch.uint8, device=t.device)
 
     def _observe_claims(self, state: BatchState, seat: torch.Tensor, rest: torch.Tensor) -> None:
         """The claim block (R29, R30), as ``ObservationEncoder._encode_bluff``: the pending
@@ -123,10 +204,11 @@ class ObservationWriter:
         values = state.side_counts[:, self._bluff_rows].reshape(t.batch_size, -1).float()
         rest[:, self._bluff_at] = values.gather(1, self._bluff_gather[seat]) * self._bluff_scale
 
-    def mover_mask(self, state: BatchState, observation: torch.Tensor) -> torch.Tensor:
+    def mover_mask(self, state: BatchState, observation: torch.Tensor, observation_format: str = "float") -> torch.Tensor:
         """:meth:`action_mask` read off ``observation``, the seat to move's own: its legal
         cards (R9) are its hand, the "hand" feature of its card block (no second lookup)."""
-        hand = observation[:, self._hand_feature : self._cards_size : self._num_features]
+        stride = self._card_stride[observation_format]
+        hand = observation[:, self._hand_feature : stride * NUM_CARD_IDS : stride]
         held = hand > 0
         return self._bluff_mask(state, held) if self.tables.settings.bluff else held
 

@@ -15,8 +15,9 @@ from ..counters import Counter
 
 CODE_WIDTH = 256  # ``code`` packs two byte-sized codes: location * CODE_WIDTH + playing seat
 CODE_DTYPE = torch.int32  # codes and the indices built from them stay below 2**31; half the bytes of int64
-# The (B, 52) fields a step copies once, before its first change to them, and then updates
-# in place (see :func:`owned_copy`): cheaper than a fresh tensor for every change.
+# The (B, 52) fields a step owns once it has a fresh copy (``code``: the move makes one;
+# ``deck``: :func:`owned_copy` before a hand ends) and then updates in place: cheaper than a
+# fresh tensor for every change.
 OWNED_FIELDS = ("code", "deck")
 
 

@@ -12,10 +12,13 @@ import torch
 
 from .. import locations as loc
 from ..cards import NUM_CARD_IDS, RANK
-from ..counters import hand_result_keys, num_counters
+from ..counters import Counter, hand_result_keys, num_counters
 from ..rules import Settings
-from ..scoring import POINTS
+from ..scoring import POINTS, captures, is_double_pisti, pisti_value
 from .state import CODE_DTYPE, CODE_WIDTH
+
+PILE_CLASSES = 3  # what a face-up play's outcome needs of the pile's size: empty, one card, more
+PLAY_COLUMNS = ("capture", "pisti_points", "pistis", "double_pistis")  # the columns of ``Tables.play``
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,20 @@ class Tables:
     relabel: torch.Tensor
     # n * num_codes bool: the codes of cards seat may play, those in its hand (R9).
     legal: torch.Tensor
+    # The outcome of a face-up play (R10–R17), one row per (card, top card, pile class, last
+    # card of the hand), row ``((card * 52 + top) * PILE_CLASSES + min(pile size, 2)) * L +
+    # last`` (L = 2 with ``last_card_pisti=False``, else 1 and no ``last`` term): the columns
+    # of PLAY_COLUMNS, built with the Python engine's own :mod:`pisti_env.scoring` functions.
+    play: torch.Tensor
+    # (2n, 3) int32, row ``seat * 2 + capture``: the ``relabel`` offset of the pile's cards
+    # (0: keep), the played card's new code, and the seat's side.
+    seat_play: torch.Tensor
+    next_seat: torch.Tensor  # (n,) the seat after each seat in playing order
+    seats_are_sides: bool  # each seat its own side, in order (no partnerships): per-side is per-seat
+    minus_ones: torch.Tensor  # (B, 1) int64 -1s: a seat's card leaves its hand
+    # (B, 6) int64: where counter rows CAPTURED .. PISTI_POINTS of side 0 of each game lie in
+    # the flattened ``side_counts`` (add the side): game b, row r at (b * rows + r) * S.
+    face_up_counters: torch.Tensor
 
     def tensor(self, x: Any, dtype: torch.dtype = torch.int64) -> torch.Tensor:
         """``x`` (an array-like) as a tensor on the engine's device."""
@@ -76,8 +93,12 @@ def build_tables(settings: Settings, *, batch_size: int, device: torch.device, s
         relabel[1 + side, loc.PILE_JACK] += (loc.CAPT_SHOWN + side - loc.PILE_JACK) * CODE_WIDTH
         relabel[1 + side, loc.PILE_HIDDEN] += (loc.CAPT_HIDDEN + side - loc.PILE_HIDDEN) * CODE_WIDTH
     legal = np.zeros((n, num_locations, CODE_WIDTH), dtype=bool)
+    seat_play = np.zeros((n, 2, 3), dtype=np.int64)
     for seat in range(n):
         legal[seat, [loc.HAND + seat, loc.HAND_SHOWN + seat]] = True
+        side = settings.side_of(seat)
+        seat_play[seat, 0] = (0, loc.PILE_UP * CODE_WIDTH + loc.PLAYED_BY + seat, side)  # R12
+        seat_play[seat, 1] = ((1 + side) * num_codes, (loc.CAPT_SHOWN + side) * CODE_WIDTH + loc.PLAYED_BY + seat, side)
     return Tables(
         settings=settings,
         seed=seed,
@@ -98,4 +119,29 @@ def build_tables(settings: Settings, *, batch_size: int, device: torch.device, s
         side_of=t([settings.side_of(i) for i in range(n)]),
         relabel=t(relabel.reshape(-1), CODE_DTYPE),
         legal=t(legal.reshape(-1), torch.bool),
+        play=t(play_table(settings)),
+        seat_play=t(seat_play.reshape(2 * n, 3), CODE_DTYPE),
+        next_seat=t([(seat + 1) % n for seat in range(n)]),
+        seats_are_sides=[settings.side_of(i) for i in range(n)] == list(range(S)),
+        minus_ones=torch.full((batch_size, 1), -1, dtype=torch.int64, device=device),
+        face_up_counters=t(
+            (np.arange(batch_size)[:, None] * num_counters(settings.bluff) + np.arange(Counter.MATCH_SCORES)) * S
+        ),
     )
+
+
+def play_table(settings: Settings) -> np.ndarray:
+    """The rows of ``Tables.play``: for each card played face up on a pile with that top card
+    (meaningless when empty), pile class and (with ``last_card_pisti=False``) whether it is
+    the hand's very last card, whether it captures (R10, R11), its pişti points (R13–R17,
+    ``pisti_value``) and whether it counts as a pişti or a double pişti (R14)."""
+    lasts = (False,) if settings.last_card_pisti else (False, True)
+    rows = np.zeros((NUM_CARD_IDS, NUM_CARD_IDS, PILE_CLASSES, len(lasts), len(PLAY_COLUMNS)), dtype=np.int64)
+    for card in range(NUM_CARD_IDS):
+        for top in range(NUM_CARD_IDS):
+            for pile in range(1, PILE_CLASSES):  # an empty pile (class 0) takes nothing: all 0
+                for i, last in enumerate(lasts):
+                    points = pisti_value(card, top, pile, settings, last)
+                    double = bool(points) and is_double_pisti(card, top, settings)
+                    rows[card, top, pile, i] = (captures(card, top), points, bool(points) and not double, double)
+    return rows.reshape(-1, len(PLAY_COLUMNS))

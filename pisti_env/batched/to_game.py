@@ -69,7 +69,7 @@ def to_games(
             f"settings {settings.to_dict()} do not fit this batched state ({n} seats, one deck, "
             f"{state.side_counts.shape[1]} counter rows): pass the engine's settings"
         )
-    idx = torch.as_tensor(rows, dtype=torch.long).to(state.code.device).reshape(-1)
+    idx = torch.as_tensor(rows, dtype=torch.long, device=state.code.device).reshape(-1)
     if idx.numel() and not (0 <= int(idx.min()) and int(idx.max()) < B):
         raise ValueError(f"rows must be game indices 0..{B - 1}, got {idx.tolist()}")
     sub = take(state, idx)

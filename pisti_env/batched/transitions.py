@@ -7,6 +7,7 @@ the same input always gives the same output: no random generator, no hidden stat
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -14,7 +15,7 @@ import torch
 from ..cards import NUM_CARD_IDS
 from ..counters import Counter
 from .hands import blank_state, deal_, end_hands_, start_hands_
-from .moves import bluff_move_, play_face_up_
+from .moves import bluff_move, play_face_up
 from .state import BatchState, owned_copy, select
 from .tables import Tables
 
@@ -39,15 +40,16 @@ def first_state(t: Tables, decks: torch.Tensor | None = None, dealers: torch.Ten
     return start_hands_(t, blank_state(t), everything, new_episode=everything, decks=decks, dealers=dealers)
 
 
-def quiet_outcome(t: Tables, state: BatchState) -> Outcome:
-    """The outcome of no step at all: no rewards, nothing ended."""
+def quiet_outcome(t: Tables, state: BatchState, rewards: torch.Tensor | None = None) -> Outcome:
+    """The outcome of no step at all: no rewards (or ``rewards``), nothing ended."""
     B, S, dev = t.batch_size, t.num_sides, t.device
     none = torch.zeros(B, dtype=torch.bool, device=dev)
+    results = torch.zeros(len(t.result_keys), B, S, dtype=torch.int64, device=dev).unbind(0)  # one allocation
     return Outcome(
-        rewards=torch.zeros(B, t.num_players, dtype=torch.float32, device=dev),
+        rewards=torch.zeros(B, t.num_players, dtype=torch.float32, device=dev) if rewards is None else rewards,
         done=none,
         hand_over=none,
-        hand_result={k: torch.zeros(B, S, dtype=torch.int64, device=dev) for k in t.result_keys},
+        hand_result=dict(zip(t.result_keys, results)),
         match_scores=state.side_counts[:, Counter.MATCH_SCORES],
         winner=torch.full((B,), -1, dtype=torch.int64, device=dev),
     )
@@ -81,41 +83,47 @@ def step(
 
 def _step_all(t: Tables, state: BatchState, a: torch.Tensor) -> tuple[BatchState, Outcome]:
     """:func:`step` for every game of the batch."""
-    B, S, dev = t.batch_size, t.num_sides, t.device
-    state = owned_copy(state, ("code",))  # from here on ``state.code`` is this step's own
-    state = bluff_move_(t, state, a) if t.settings.bluff else play_face_up_(t, state, a)
+    # The move makes a fresh ``code``: from here on the step owns it (deals write it in place).
+    state = bluff_move(t, state, a) if t.settings.bluff else play_face_up(t, state, a)
 
     # R18: deal again when every hand is empty; R19–R26 when the stock is empty too.
     hands_empty = state.in_hands == 0
     if t.settings.bluff:  # R29: a pending claim is answered before any deal or hand end
         hands_empty = hands_empty & (state.claimant < 0)
-    need_deal = hands_empty & (state.stock_pos < NUM_CARD_IDS)
-    hand_over = hands_empty & ~need_deal
+    stock_left = state.stock_pos < NUM_CARD_IDS
+    need_deal = hands_empty & stock_left
+    hand_over = hands_empty & ~stock_left
     if bool(need_deal.any()):
         state = deal_(t, state, need_deal)
-    hand_result = {k: torch.zeros(B, S, dtype=torch.int64, device=dev) for k in t.result_keys}
-    done = torch.zeros(B, dtype=torch.bool, device=dev)
-    winner = torch.full((B,), -1, dtype=torch.int64, device=dev)
-    match_scores = state.side_counts[:, Counter.MATCH_SCORES]
     if bool(hand_over.any()):
         # Ending and starting hands write the decks too (not copied before: hand ends are rare).
         state = owned_copy(state, ("deck",))
         state, hand_result, done, winner = end_hands_(t, state, hand_over)
         match_scores = state.side_counts[:, Counter.MATCH_SCORES]
+        public_total = state.public_total
+        rewards = _rewards(t, state, public_total, done, winner)
+        state = state.replace(reward_base=public_total)
+        if bool(done.any()):
+            state = start_hands_(t, state, done, new_episode=done)
+        return state, Outcome(rewards, done, hand_over, hand_result, match_scores, winner)
+    # No hand ended: nothing is scored, no episode ends (the common case: few operations).
+    public_total = state.public_total
+    if t.reward_mode == "diff":  # ``done`` and ``winner`` unread
+        quiet = quiet_outcome(t, state, _rewards(t, state, public_total, hand_over, hand_over))
+    else:
+        quiet = quiet_outcome(t, state)
+        quiet = dataclasses.replace(quiet, rewards=_rewards(t, state, public_total, quiet.done, quiet.winner))
+    return state.replace(reward_base=public_total), dataclasses.replace(quiet, hand_over=hand_over)
 
-    rewards = _rewards(t, state, done, winner)
-    state = state.replace(reward_base=state.public_total)
-    if bool(done.any()):
-        state = start_hands_(t, state, done, new_episode=done)
-    return state, Outcome(rewards, done, hand_over, hand_result, match_scores, winner)
 
-
-def _rewards(t: Tables, state: BatchState, done: torch.Tensor, winner: torch.Tensor) -> torch.Tensor:
+def _rewards(
+    t: Tables, state: BatchState, public_total: torch.Tensor, done: torch.Tensor, winner: torch.Tensor
+) -> torch.Tensor:
     """(B, n) per-seat rewards of this step, exactly as the AEC env computes them: the change
-    of each side's public total against the others' mean (``"diff"``), or +1/0/-1 for a
-    won/drawn/lost episode (``"win"``)."""
+    of each side's public total (``public_total``, ``state.public_total``) against the others'
+    mean (``"diff"``), or +1/0/-1 for a won/drawn/lost episode (``"win"``)."""
     if t.reward_mode == "diff":
-        delta = (state.public_total - state.reward_base).float()  # (B, S)
+        delta = (public_total - state.reward_base).float()  # (B, S)
         others = (delta.sum(1, keepdim=True) - delta) / (t.num_sides - 1)
         per_side = delta - others
     else:
@@ -124,4 +132,4 @@ def _rewards(t: Tables, state: BatchState, done: torch.Tensor, winner: torch.Ten
         won = winner[:, None] == t.side_ids
         draw_best = (winner < 0)[:, None] & (scores == best)
         per_side = torch.where(won, 1.0, torch.where(draw_best, 0.0, -1.0)) * done[:, None]
-    return per_side[:, t.side_of]
+    return per_side if t.seats_are_sides else per_side.index_select(1, t.side_of)
