@@ -84,13 +84,10 @@ def batched_steps_per_second(
 
 
 def env_decisions_per_second(make_env, seconds: float) -> float:
-    """Decisions/s of the AEC env ``make_env()`` under random legal play: bench_env's loop
-    (``AecLoop``; ``aec_decisions_per_second`` in bench_env's earlier form)."""
-    if hasattr(bench_env, "AecLoop"):
-        loop = bench_env.AecLoop(make_env)
-        loop.run(seconds)
-        return loop.rate
-    return bench_env.aec_decisions_per_second(make_env, seconds)
+    """Decisions/s of the AEC env ``make_env()`` under random legal play (bench_env's loop)."""
+    loop = bench_env.AecLoop(make_env)
+    loop.run(seconds)
+    return loop.rate
 
 
 def device_name(device: str) -> str:
