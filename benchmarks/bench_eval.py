@@ -13,12 +13,13 @@ on the engine ``evaluate`` picks (``auto``; the ``engine`` column says which):
 * ``pimc``, far slower: timed on ``--pimc-deals`` deals and scaled.
 
 ``--workers`` are the Python engine's processes, ``--threads`` the batched engine's torch
-threads (default 1: on a shared machine more threads can be far slower). On a
+threads (default: every core, as ``pisti-eval``; on a machine busy with other jobs
+``--threads 1`` is far faster). On a
 shared machine compare the ``cpu s here`` column (this process's CPU time, all its threads;
 the Python engine's worker processes are not in it) as well as the wall seconds.
 
 Usage: ``python benchmarks/bench_eval.py [--deals 10000] [--python-deals 500] [--pimc-deals 40]
-[--workers 2] [--threads 1] [--only checkpoint]``
+[--workers 2] [--threads 2] [--only checkpoint]``
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def main() -> None:
     parser.add_argument("--pimc", default="pimc", help="pimc spec, e.g. pimc:n=32")
     parser.add_argument("--checkpoint", default=os.path.join(ROOT, "checkpoints", "pisti-2p"))
     parser.add_argument("--workers", type=int, default=default_workers(), help="the Python engine's processes")
-    parser.add_argument("--threads", type=int, default=1, help="the batched engine's torch threads (default 1)")
+    parser.add_argument("--threads", type=int, default=default_workers(),
+                        help="the batched engine's torch threads (default: every core)")
     parser.add_argument("--only", choices=("checkpoint", "all"), default="all",
                         help="checkpoint: only the checkpoint's two rows")
     args = parser.parse_args()

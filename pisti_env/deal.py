@@ -7,6 +7,7 @@ the batched engine. Every random choice comes from ``game.rng`` (R5, R7).
 
 from __future__ import annotations
 
+import random
 from typing import TYPE_CHECKING, Sequence
 
 from . import locations as loc
@@ -63,19 +64,35 @@ def cut_stock_bottom(deck: list[int]) -> None:
         deck.append(deck.pop(i))
 
 
+def shuffled_deck(settings: Settings, rng: random.Random) -> list[int]:
+    """A fresh shuffle of the physical cards from ``rng`` (R5), cut (R28); a void deal is
+    shuffled again (R7)."""
+    while True:
+        deck = list(range(settings.num_cards))
+        rng.shuffle(deck)
+        if settings.show_stock_bottom:
+            cut_stock_bottom(deck)
+        if not all(IS_JACK[c] for c in deck[:TABLE_SIZE]):
+            return deck
+
+
+def first_deal(settings: Settings, seed: int) -> tuple[int, list[int]]:
+    """The dealer and the physical deck of the first hand of ``Game(settings, seed=seed)``
+    (the same draws in the same order), without building the game: what the batched
+    evaluation needs to start the Python engine's deals."""
+    rng = random.Random(seed)
+    dealer = rng.randrange(settings.num_players)
+    return dealer, shuffled_deck(settings, rng)
+
+
 def start_hand(game: Game, dealer: int, deck: list[int] | None) -> None:
     """A new hand dealt by ``dealer`` from ``deck`` (physical cards, item 0 dealt first), or from
     a fresh shuffle when ``deck`` is ``None``: fresh per-hand state, the table cards (R6.1, R7, R8)
     and the first round (R6.2). The match totals carry over (R24)."""
     n, sides = game.num_players, game.num_sides
     settings = game.settings
-    while deck is None:  # R7: a void deal is dealt again from a fresh shuffle
-        deck = list(range(settings.num_cards))
-        game.rng.shuffle(deck)
-        if settings.show_stock_bottom:
-            cut_stock_bottom(deck)
-        if all(IS_JACK[c] for c in deck[:TABLE_SIZE]):
-            deck = None
+    if deck is None:
+        deck = shuffled_deck(settings, game.rng)
     game.dealer = dealer
     game.deck = deck
     game.where = bytearray([loc.STOCK]) * settings.num_cards

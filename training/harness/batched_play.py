@@ -2,8 +2,8 @@
 block stepped at once (issue 17).
 
 The Python path (:func:`.duplicate.run_games`) plays deal ``i`` as ``Game(settings,
-seed=stream_seed(master, stream, i))``, once per seating. Here each such game is built once
-for its deck and first dealer (the Python engine's own shuffle, R5–R7, R28), and those decks
+seed=stream_seed(master, stream, i))``, once per seating. Here that game's dealer and deck
+come from :func:`pisti_env.deal.first_deal` (the same draws, R5–R7, R28), and those decks
 and dealers start the batched engine's games (:func:`pisti_env.batched.transitions.first_state`),
 one row per (deal, seating). Both engines then play the same hand from the same cards
 (``tests/test_batched.py`` keeps them equal move for move), so a player that chooses the same
@@ -34,11 +34,11 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Sequence
 
-from pisti_env import Game
 from pisti_env.actions import BELIEVE
 from pisti_env.agents import Agent, GreedyAgent, Player, RandomAgent, has_batched_form
 from pisti_env.arguments import check_int
 from pisti_env.cards import NUM_CARD_IDS
+from pisti_env.deal import first_deal
 from pisti_env.replay import GameRecorder
 from pisti_env.rules import Settings
 
@@ -148,11 +148,11 @@ def _play_block(
     seatings = table.seatings
     k, D = len(seatings), len(seeds)
     B = D * k  # row d * k + j: deal d at seating j
-    games = [Game(settings, seed=s) for s in seeds]  # the Python path's deck and dealer of each deal
+    deals = [first_deal(settings, s) for s in seeds]  # the Python path's dealer and deck of each deal
     dev = torch.device(device)
     engine = BatchedPisti(B, device=dev, **settings.to_dict())
-    decks = torch.tensor([g.deck for g in games], dtype=torch.int64, device=dev).repeat_interleave(k, 0)
-    dealers = torch.tensor([g.dealer for g in games], dtype=torch.int64, device=dev).repeat_interleave(k, 0)
+    decks = torch.tensor([deck for _, deck in deals], dtype=torch.int64, device=dev).repeat_interleave(k, 0)
+    dealers = torch.tensor([dealer for dealer, _ in deals], dtype=torch.int64, device=dev).repeat_interleave(k, 0)
     state = first_state(engine.tables, decks, dealers)  # the Python engine's decks: valid and cut (R7, R28)
     observation = torch.empty(B, engine.observation_size, dtype=torch.float32, device=dev)
     out = engine.peek(state, observation)
@@ -195,7 +195,7 @@ def _play_block(
     totals_list, winner_list = totals.cpu().tolist(), winner.cpu().tolist()
     records = [
         [
-            {"dealer": games[d].dealer, "totals": totals_list[d * k + j],
+            {"dealer": deals[d][0], "totals": totals_list[d * k + j],
              "winner": None if winner_list[d * k + j] < 0 else winner_list[d * k + j], "hands": 1}
             for j in range(k)
         ]
