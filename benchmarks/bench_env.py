@@ -29,7 +29,6 @@ import time
 from typing import Callable
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
