@@ -148,9 +148,8 @@ class SelfPlayCollector:
                 value = networks.value(obs, st.hidden[t] if self.privileged else None)
             action = sample(logits, mask, self.generator)
             controller = self.controller[games, seat]
-            if bool((controller != LEARNER).any()):  # the pool's opponents: one call (snapshots stacked)
-                with autocast(engine.device, self.precision):
-                    self.pool.act_all(controller, action, obs, mask, self.generator, engine.state)
+            with autocast(engine.device, self.precision):  # the pool's opponents: one call (snapshots stacked)
+                self.pool.act_all(controller, action, obs, mask, self.generator, engine.state)
             self.inference_seconds += time.perf_counter() - started
             st.mask[t] = mask
             st.action[t] = action
