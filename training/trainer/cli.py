@@ -77,6 +77,8 @@ CONVERTERS = {
     "vf_coef": non_negative_float,
     "max_grad_norm": positive_float,
     "target_kl": positive_float,
+    "magnet_coef": non_negative_float,
+    "magnet_every": non_negative_int,
     "self_play_share": probability,
     "snapshot_every": non_negative_int,
     "pool_size": positive_int,

@@ -71,6 +71,18 @@ class TrainConfig:
         target_kl: stop the epochs of an update early once the approximate KL exceeds this
             (``None``: never).
 
+    Regularisation toward a reference policy (the "magnet")
+        magnet_coef: weight of ``KL(policy || magnet)`` in the loss, over legal actions of the
+            learner's decisions (0 = off). Plain self-play PPO follows the gradient of the
+            current opponents, so in mixed decisions such as R29's bluff-or-not and
+            believe-or-challenge it circles the equilibrium (each answer exploits the last one)
+            instead of settling; pulling the policy toward a slowly moving reference damps that
+            circling (magnetic mirror descent; the reward transformation of R-NaD). With
+            advantages normalised to unit scale, 0.05-0.2 is a useful range.
+        magnet_every: updates between copies of the current policy into the magnet (the
+            reference then follows the run, as R-NaD's outer iterations); 0 keeps the
+            magnet where the run started (its ``init_from`` policy, or the initialisation).
+
     Opponents
         self_play_share: share of games where every seat is the current policy.
         snapshot_every: updates between frozen snapshots of the policy added to the pool
@@ -137,6 +149,8 @@ class TrainConfig:
     max_grad_norm: float = 0.5
     norm_adv: bool = True
     target_kl: float | None = None
+    magnet_coef: float = 0.0
+    magnet_every: int = 0
 
     self_play_share: float = 0.7
     snapshot_every: int = 20

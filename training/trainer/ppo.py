@@ -156,3 +156,11 @@ def ppo_losses(
     entropy_mean = mean(entropy)
     total = policy_loss - ent_coef * entropy_mean + vf_coef * value_loss
     return PPOLosses(total, policy_loss, value_loss, entropy_mean, approx_kl, clip_fraction)
+
+
+def magnet_kl(logp: torch.Tensor, magnet_logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Per row ``KL(policy || magnet)`` over the legal actions (both arguments masked
+    log-probabilities, :func:`~training.trainer.network.log_probs`): the pull toward the
+    reference policy of ``TrainConfig.magnet_coef``. Illegal actions have probability exactly 0
+    in both, so they add nothing."""
+    return (logp.exp() * (logp - magnet_logp)).masked_fill(~mask, 0.0).sum(-1)

@@ -11,6 +11,7 @@ trains a whole run with logs; ``pisti-train`` (:mod:`training.trainer.cli`) is i
 from __future__ import annotations
 
 import csv
+import copy
 import dataclasses
 import json
 import os
@@ -34,7 +35,7 @@ from .distributed import LOCAL, Shard
 from .network import ActorCritic, autocast, entropy, log_probs, resolve_precision
 from .policy import CheckpointPlayer
 from .pool import Opponent, OpponentPool
-from .ppo import assign_seat_rewards, gae, ppo_losses
+from .ppo import assign_seat_rewards, gae, magnet_kl, ppo_losses
 from .rollout import SelfPlayCollector
 
 
@@ -65,6 +66,8 @@ class Trainer:
         ).to(self.device)
         if c.init_from is not None:
             self._warm_start(c.init_from)
+        # The reference policy of the KL regulariser (TrainConfig.magnet_coef): a frozen copy.
+        self.magnet = copy.deepcopy(self.network.policy).requires_grad_(False) if c.magnet_coef > 0 else None
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=c.learning_rate, eps=c.adam_eps)
         self.generator = torch.Generator(device=self.device).manual_seed(game_seed)
         self.pool = OpponentPool(
@@ -131,7 +134,7 @@ class Trainer:
         shard = self.shard  # one process, or this rank's share of each global minibatch
         n = shard.total(learner.numel())
         generator = shard.learn_generator(self)
-        stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clip_fraction")}
+        stats: dict[str, list[float]] = {k: [] for k in ("policy", "value", "entropy", "approx_kl", "clip_fraction", "magnet_kl")}
         for _epoch in range(c.update_epochs):
             for mb in shard.minibatches(learner, (T, B), c.num_minibatches, generator):
                 mb_obs, mb_mask = obs[mb], mask[mb]
@@ -147,9 +150,16 @@ class Trainer:
                     new_logp, old_logp[mb], mb_adv, new_values, old_values[mb], returns[mb],
                     entropy(logp, mb_mask), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef, shard.mean,
                 )
+                total, pull = losses.total, torch.zeros((), device=self.device)
+                if self.magnet is not None:
+                    with torch.no_grad(), autocast(self.device, c.precision):
+                        magnet_logits = self.magnet(mb_obs)
+                    pull = shard.mean(magnet_kl(logp, log_probs(magnet_logits.float(), mb_mask), mb_mask))
+                    total = total + c.magnet_coef * pull
                 self.optimizer.zero_grad()
-                losses.total.backward()
-                figures = torch.stack([getattr(losses, key).detach().float() for key in stats])
+                total.backward()
+                terms = [getattr(losses, key) for key in stats if key != "magnet_kl"] + [pull]
+                figures = torch.stack([term.detach().float() for term in terms])
                 figures = shard.reduce(self.network.parameters(), figures)  # gradients (and figures) summed over ranks
                 torch.nn.utils.clip_grad_norm_(self.network.parameters(), c.max_grad_norm)
                 self.optimizer.step()
@@ -163,6 +173,8 @@ class Trainer:
         self.update += 1
         if c.snapshot_every and self.update % c.snapshot_every == 0:
             self.pool.add_snapshot(self.network.policy, f"snapshot@{self.step}")
+        if self.magnet is not None and c.magnet_every and self.update % c.magnet_every == 0:
+            self.magnet.load_state_dict(self.network.policy.state_dict())
         learner_returns = returns[learner]
         variance = learner_returns.var()
         explained = 1.0 - (learner_returns - old_values[learner]).var() / variance if variance > 0 else torch.tensor(0.0)
@@ -175,6 +187,7 @@ class Trainer:
             "losses/entropy": float(np.mean(stats["entropy"])),
             "losses/approx_kl": float(np.mean(stats["approx_kl"])),
             "losses/clip_fraction": float(np.mean(stats["clip_fraction"])),
+            **({"losses/magnet_kl": float(np.mean(stats["magnet_kl"]))} if self.magnet is not None else {}),
             "losses/explained_variance": float(explained),
             "charts/learning_rate": float(self.optimizer.param_groups[0]["lr"]),
             "charts/learner_decisions": float(n),
@@ -238,6 +251,8 @@ class Trainer:
             if entry.network is not None:
                 for key, value in entry.network.state_dict().items():
                     tensors[f"pool.{i}.{key}"] = value
+        if self.magnet is not None:
+            tensors.update({f"magnet.{key}": value for key, value in self.magnet.state_dict().items()})
         extra = {"optimizer_param_groups": optimizer["param_groups"], "pool": entries}
         return tensors, extra
 
@@ -319,6 +334,8 @@ class Trainer:
             trainer.collector.resume_from(trainer.engine.state, tensors["collector.controller"], tensors["collector.episode_return"])
             trainer.generator.set_state(tensors["generator"])
             torch.set_rng_state(tensors["torch_rng"])
+        if trainer.magnet is not None:
+            trainer.magnet.load_state_dict({k.removeprefix("magnet."): v for k, v in tensors.items() if k.startswith("magnet.")})
         trainer.pool.entries = []
         for i, entry in enumerate(extra["pool"]):
             if entry["snapshot"]:
@@ -646,6 +663,8 @@ def metric_names(config: TrainConfig) -> list[str]:
         "charts/steps_per_second", "time/env_seconds", "time/inference_seconds", "time/update_seconds",
         "charts/learner_margin_vs_pool", "charts/pool_games",
     ]
+    if config.magnet_coef > 0:
+        names.insert(names.index("losses/explained_variance"), "losses/magnet_kl")
     for baseline in config.eval_baselines:
         names += [f"eval/{baseline}_margin", f"eval/{baseline}_ci95"]
     return names
