@@ -5,19 +5,23 @@ the policy near its reference, and a resumed run restoring the magnet exactly.""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
+from pisti_env.actions import BELIEVE  # noqa: E402
 from pisti_env.rules import Settings  # noqa: E402
 from training.trainer.checkpoint import latest_run_checkpoint  # noqa: E402
 from training.trainer.cli import main  # noqa: E402
 from training.trainer.config import TrainConfig  # noqa: E402
-from training.trainer.network import log_probs  # noqa: E402
+from training.trainer.network import entropy, log_probs  # noqa: E402
 from training.trainer.policy import load_policy  # noqa: E402
 from training.trainer.ppo import magnet_kl  # noqa: E402
 from training.trainer.train import Trainer, metric_names  # noqa: E402
+
+CKPT_BLUFF = Path(__file__).resolve().parents[1] / "checkpoints" / "pisti-bluff"
 
 
 def tiny(**changes) -> TrainConfig:
@@ -115,3 +119,37 @@ def test_a_resumed_run_restores_the_magnet_exactly(tmp_path):
     for key, value in whole.network.policy.state_dict().items():
         assert torch.equal(value, cut.network.policy.state_dict()[key]), key
     assert load_policy(tmp_path / "cut" / "policy") is not None
+
+
+def answer_entropy(trainer: Trainer, rollouts: int = 3) -> float:
+    """Mean entropy of the policy's answers to claims (R29) over a few fresh rollouts."""
+    values = []
+    for _ in range(rollouts):
+        rollout = trainer.collector.collect(trainer.network)
+        obs = rollout.observation[:-1].reshape(-1, rollout.observation.shape[-1])
+        mask = rollout.mask.reshape(obs.shape[0], -1)
+        answers = mask[:, BELIEVE]
+        with torch.no_grad():
+            values.append(entropy(log_probs(trainer.network.policy(obs[answers]), mask[answers]), mask[answers]))
+    return float(torch.cat(values).mean())
+
+
+def test_answer_ent_coef_keeps_the_answer_to_a_claim_mixed():
+    """R29: a large entropy weight on believe/challenge alone spreads the answers of a policy
+    that had settled on one; the other decisions keep ent_coef."""
+    def run(answer_ent_coef):
+        trainer = Trainer(tiny(
+            num_envs=64, rollout_steps=16, hidden_sizes=(256, 256), value_hidden_sizes=(32,), learning_rate=1e-3,
+            init_from=str(CKPT_BLUFF), ent_coef=0.0, answer_ent_coef=answer_ent_coef, self_play_share=1.0,
+        ))
+        before = answer_entropy(trainer)
+        for _ in range(4):
+            trainer.train_update()
+        return before, answer_entropy(trainer)
+
+    (start, plain), (_, mixed) = run(None), run(20.0)
+    assert mixed > plain + 0.1 and mixed > start + 0.1, (start, plain, mixed)
+    # Without the bluff variant there are no answers: the weight changes nothing.
+    a, b = (Trainer(tiny(settings=Settings(target=None), answer_ent_coef=w)) for w in (None, 5.0))
+    a.train_update(), b.train_update()
+    assert all(torch.equal(v, b.network.state_dict()[k]) for k, v in a.network.state_dict().items())

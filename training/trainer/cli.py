@@ -74,6 +74,7 @@ CONVERTERS = {
     "update_epochs": positive_int,
     "clip_coef": positive_float,
     "ent_coef": non_negative_float,
+    "answer_ent_coef": non_negative_float,
     "vf_coef": non_negative_float,
     "max_grad_norm": positive_float,
     "target_kl": positive_float,

@@ -65,6 +65,14 @@ class TrainConfig:
         clip_coef: PPO's ratio clip ε (also the value clip when ``clip_value``).
         clip_value: clip the value update around the old prediction.
         ent_coef: weight of the entropy bonus (over legal cards only).
+        answer_ent_coef: weight of the entropy bonus on the answers to a claim (R29: believe or
+            challenge) instead of ``ent_coef``; ``None``: ``ent_coef``. The answer is a mixed
+            decision at equilibrium (challenging about one claim in three makes bluffing break
+            even), and a two-way choice with its entropy a small share of the total; with
+            advantages normalised to unit scale, a weight ``w`` keeps the answer mixed
+            while the two answers' advantages differ by less than about ``w * 0.7`` (the
+            quantal-response temperature), so a policy does not settle on believing or
+            challenging in states a best response can then single out.
         vf_coef: weight of the value loss.
         max_grad_norm: global gradient-norm clip.
         norm_adv: normalise advantages per minibatch.
@@ -145,6 +153,7 @@ class TrainConfig:
     clip_coef: float = 0.2
     clip_value: bool = True
     ent_coef: float = 0.01
+    answer_ent_coef: float | None = None
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     norm_adv: bool = True

@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
+from pisti_env.actions import BELIEVE
 from pisti_env.batched import BatchedPisti, BatchState
 
 from .checkpoint import (
@@ -151,6 +152,10 @@ class Trainer:
                     entropy(logp, mb_mask), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef, shard.mean,
                 )
                 total, pull = losses.total, torch.zeros((), device=self.device)
+                if c.answer_ent_coef is not None and c.answer_ent_coef != c.ent_coef and c.settings.bluff:
+                    # The answers' entropy weighted answer_ent_coef rather than ent_coef.
+                    answers = mb_mask[:, BELIEVE]
+                    total = total - (c.answer_ent_coef - c.ent_coef) * shard.mean(entropy(logp, mb_mask) * answers)
                 if self.magnet is not None:
                     with torch.no_grad(), autocast(self.device, c.precision):
                         magnet_logits = self.magnet(mb_obs)
