@@ -20,6 +20,7 @@ from training.trainer.policy import load_policy  # noqa: E402
 from training.trainer.ppo import magnet_kl  # noqa: E402
 from training.trainer.train import Trainer, metric_names  # noqa: E402
 
+
 def tiny(**changes) -> TrainConfig:
     config = TrainConfig(
         settings=Settings(bluff=True, target=None), num_envs=16, rollout_steps=8, total_steps=16 * 8 * 6,
@@ -31,6 +32,13 @@ def tiny(**changes) -> TrainConfig:
 
 def policy_tensors(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.clone() for k, v in module.state_dict().items()}
+
+
+def fresh_decisions(trainer: Trainer) -> tuple[torch.Tensor, torch.Tensor]:
+    """The observations and masks of one fresh rollout of ``trainer``, one row per decision."""
+    rollout = trainer.collector.collect(trainer.network)
+    obs = rollout.observation[:-1].reshape(-1, rollout.observation.shape[-1])
+    return obs, rollout.mask.reshape(obs.shape[0], -1)
 
 
 def test_magnet_kl_is_the_kl_over_legal_actions_only():
@@ -80,9 +88,7 @@ def test_a_strong_pull_keeps_the_policy_near_the_magnet():
         reference = Trainer(tiny(magnet_coef=coef, learning_rate=1e-2))  # the same start (same seed)
         for _ in range(6):
             trainer.train_update()
-        rollout = trainer.collector.collect(trainer.network)
-        obs = rollout.observation[:-1].reshape(-1, rollout.observation.shape[-1])
-        mask = rollout.mask.reshape(obs.shape[0], -1)
+        obs, mask = fresh_decisions(trainer)
         with torch.no_grad():
             kl = magnet_kl(log_probs(trainer.network.policy(obs), mask), log_probs(reference.network.policy(obs), mask), mask)
         return float(kl.mean())
@@ -121,9 +127,7 @@ def answer_entropy(trainer: Trainer, rollouts: int = 3) -> float:
     """Mean entropy of the policy's answers to claims (R29) over a few fresh rollouts."""
     values = []
     for _ in range(rollouts):
-        rollout = trainer.collector.collect(trainer.network)
-        obs = rollout.observation[:-1].reshape(-1, rollout.observation.shape[-1])
-        mask = rollout.mask.reshape(obs.shape[0], -1)
+        obs, mask = fresh_decisions(trainer)
         answers = mask[:, BELIEVE]
         with torch.no_grad():
             values.append(entropy(log_probs(trainer.network.policy(obs[answers]), mask[answers]), mask[answers]))

@@ -147,19 +147,20 @@ class Trainer:
                 mb_adv = advantages[mb]
                 if c.norm_adv:
                     mb_adv = shard.normalize(mb_adv)
+                mb_entropy = entropy(logp, mb_mask)
                 losses = ppo_losses(
                     new_logp, old_logp[mb], mb_adv, new_values, old_values[mb], returns[mb],
-                    entropy(logp, mb_mask), c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef, shard.mean,
+                    mb_entropy, c.clip_coef, c.clip_value, c.ent_coef, c.vf_coef, shard.mean,
                 )
                 total, pull = losses.total, torch.zeros((), device=self.device)
                 if c.answer_ent_coef is not None and c.answer_ent_coef != c.ent_coef and c.settings.bluff:
                     # The answers' entropy weighted answer_ent_coef rather than ent_coef.
                     answers = mb_mask[:, BELIEVE]
-                    total = total - (c.answer_ent_coef - c.ent_coef) * shard.mean(entropy(logp, mb_mask) * answers)
+                    total = total - (c.answer_ent_coef - c.ent_coef) * shard.mean(mb_entropy * answers)
                 if self.magnet is not None:
                     with torch.no_grad(), autocast(self.device, c.precision):
-                        magnet_logits = self.magnet(mb_obs)
-                    pull = shard.mean(magnet_kl(logp, log_probs(magnet_logits.float(), mb_mask), mb_mask))
+                        magnet_logits = self.magnet(mb_obs)  # float32 (PolicyNetwork.forward)
+                    pull = shard.mean(magnet_kl(logp, log_probs(magnet_logits, mb_mask), mb_mask))
                     total = total + c.magnet_coef * pull
                 self.optimizer.zero_grad()
                 total.backward()
