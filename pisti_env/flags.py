@@ -273,12 +273,13 @@ def check_player_specs(specs: Iterable[str], settings: Settings | None = None) -
     checkpoint directory, checked against ``settings``), so a bad spec fails before a run,
     not hours into it. Raises the registry's ``ValueError``/``TypeError`` (or the checkpoint
     loader's ``CheckpointError``, a ``ValueError``)."""
-    from pisti_env.agents import agent_names, make_player
+    from pisti_env.agents import checkpoint_location, make_player
 
     for spec in specs:
-        if isinstance(spec, str) and spec.partition(":")[0].strip().lower() not in agent_names() and os.path.exists(spec):
+        location = checkpoint_location(spec)
+        if location is not None:
             try:
-                checkpoint_dir(spec)
+                checkpoint_dir(location[0])
             except argparse.ArgumentTypeError as error:
                 raise ValueError(f"player {error}") from None
         make_player(spec, settings=settings)

@@ -18,10 +18,13 @@ from .expert import ExpertAgent
 from .greedy import GreedyAgent, greedy_card
 from .pimc import PimcAgent
 from .random_agent import RandomAgent
-from .registry import AGENTS, agent_names, as_batched_player, as_player, make_agent, make_player, parse_agent_spec
+from .registry import (
+    AGENTS, agent_names, as_batched_player, as_player, checkpoint_location, make_agent, make_player, parse_agent_spec,
+)
 from .view import SeatView, view_for_agent
 
 __all__ = [
     "Agent", "Player", "BatchedPlayer", "has_batched_form", "SeatView", "view_for_agent", "RandomAgent", "GreedyAgent", "ExpertAgent", "PimcAgent",
     "greedy_card", "AGENTS", "agent_names", "make_agent", "make_player", "as_player", "as_batched_player", "parse_agent_spec",
+    "checkpoint_location",
 ]

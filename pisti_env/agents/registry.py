@@ -7,7 +7,10 @@
   passed to the player's constructor (values are read as int, float or bool ``true``/``false``
   when they look like one, else kept as text); or
 * the path of a trained checkpoint, loaded by the trainer's
-  :func:`training.trainer.policy.load_policy` (imported only then: it needs torch).
+  :func:`training.trainer.policy.load_policy` (imported only then: it needs torch),
+  optionally followed by ``:play=argmax`` or ``:play=sample``: the most likely legal action or
+  a sample of the policy's distribution, instead of what its metadata says (``sample`` for a
+  bluff-variant policy, whose answers to claims are a mixed strategy; else ``argmax``).
 
 The harness, ``pisti-bluff-stats``, pimc's rollouts and the trainer's opponent pool all build
 their players here. ``make_agent`` is the same function under its older name.
@@ -110,18 +113,56 @@ def make_player(
         seed = check_int(seed, "seed", none=True)  # the library's one rule (pisti_env.arguments)
     if spec.partition(":")[0].strip().lower() in AGENTS:
         return _scripted(spec, seed, settings, options)
-    if not os.path.exists(spec):
-        raise ValueError(
-            f"unknown player {spec!r}: registered players are {agent_names()} (options as 'pimc:n=32'), "
-            "or give the path of a trained checkpoint"
-        )
-    if options:
-        raise ValueError(f"a checkpoint player takes no options, got {sorted(options)} for {spec!r}")
+    path, play = _checkpoint_spec(spec, options)
     from training.trainer.policy import load_policy  # torch, only for a checkpoint
 
-    player = load_policy(spec, settings=settings, device=device)
+    deterministic = None if play is None else play == "argmax"
+    player = load_policy(path, deterministic=deterministic, settings=settings, device=device)
     player.reset(seed)
     return player
+
+
+CHECKPOINT_PLAY = ("argmax", "sample")  # the one option of a checkpoint spec (``PATH:play=...``)
+
+
+def checkpoint_location(spec: Any) -> tuple[str, str] | None:
+    """``(path, options)`` of a spec that names an existing path, the whole spec or the part
+    before its last ``:`` (``options``: the rest, ``""`` when none); ``None`` for any other spec
+    (a registered name, a missing path, not a string)."""
+    if not isinstance(spec, str) or spec.partition(":")[0].strip().lower() in AGENTS:
+        return None
+    if os.path.exists(spec):
+        return spec, ""
+    head, colon, tail = spec.rpartition(":")
+    if colon and head and os.path.exists(head):
+        return head, tail
+    return None
+
+
+def _checkpoint_spec(spec: str, options: dict[str, Any]) -> tuple[str, str | None]:
+    """A checkpoint spec split into its path and its ``play`` option (``None``: the metadata's);
+    ``ValueError`` for a path that does not exist or another option."""
+    location = checkpoint_location(spec)
+    if location is None:
+        raise ValueError(
+            f"unknown player {spec!r}: registered players are {agent_names()} (options as 'pimc:n=32'), "
+            "or give the path of a trained checkpoint (optionally PATH:play=argmax or PATH:play=sample)"
+        )
+    path, tail = location
+    given = dict(options)
+    if tail:
+        for item in tail.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise ValueError(f"bad option {item!r} in player spec {spec!r}: expected key=value")
+            given.setdefault(key.strip(), value.strip())
+    unknown = sorted(set(given) - {"play"})
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown} for checkpoint {path!r}; allowed: ['play']")
+    play = given.get("play")
+    if play is not None and play not in CHECKPOINT_PLAY:
+        raise ValueError(f"play must be one of {list(CHECKPOINT_PLAY)} for checkpoint {path!r}, got {play!r}")
+    return path, play
 
 
 def _scripted(spec: str, seed: int | None, settings: Settings | None, options: dict[str, Any]) -> Agent:

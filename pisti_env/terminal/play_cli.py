@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Sequence
 
-from ..agents import Player, make_player
+from ..agents import Player, checkpoint_location, make_player
 from ..flags import ArgumentParser, add_settings_arguments, fail, values_of
 from ..replay import line_writer
 from ..rules import SETTING_NAMES, Settings, make_settings
@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _short(spec: str) -> str:
-    return os.path.basename(os.path.normpath(spec)) if os.path.exists(spec) else spec
+    location = checkpoint_location(spec)
+    return spec if location is None else os.path.basename(os.path.normpath(location[0])) + (f":{location[1]}" if location[1] else "")
 
 
 def _opponents(settings: Settings, args: argparse.Namespace, seed: int) -> tuple[list[Player | None], list[str]]:

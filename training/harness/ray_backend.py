@@ -66,13 +66,16 @@ def cluster_cpus(ray: Any) -> int:
 
 def ship_paths(ray: Any, specs: Sequence[str]) -> dict[str, Any]:
     """Object-store references to the bytes (a tar archive) of each spec that is a path here."""
+    from pisti_env.agents import checkpoint_location
+
     shipped = {}
     for spec in dict.fromkeys(specs):
-        if isinstance(spec, str) and os.path.exists(spec):
+        location = checkpoint_location(spec)
+        if location is not None:
             buffer = io.BytesIO()
             with tarfile.open(fileobj=buffer, mode="w") as tar:
-                tar.add(spec, arcname="shipped")
-            shipped[spec] = ray.put(buffer.getvalue())
+                tar.add(location[0], arcname="shipped")
+            shipped[spec] = (ray.put(buffer.getvalue()), location[1])
     return shipped
 
 
@@ -96,7 +99,9 @@ def _run_chunk(token: str, setup: Callable[[dict[str, str]], Any], shipped: dict
         import ray
 
         _STATE.clear()  # one run at a time per worker: drop the last run's players
-        paths = {spec: local_path(ray, ref) for spec, ref in shipped.items()}
+        # a spec's path replaced by where it lies here, its options (``:play=...``) kept
+        paths = {spec: local_path(ray, ref) + (f":{options}" if options else "")
+                 for spec, (ref, options) in shipped.items()}
         _STATE[token] = setup(paths)
     return play(_STATE[token], job)
 

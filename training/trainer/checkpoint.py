@@ -421,7 +421,17 @@ def _settings(value: Any, path: Path, field: str = "settings") -> Settings:
         raise _fail(path, field, str(error)) from None
 
 
-_OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world"}
+_OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world", "play"}
+# How a loaded policy chooses by default (training.trainer.policy.load_policy): the most likely
+# legal action, or a sample of its distribution (a mixed strategy: the bluff variant's answers).
+PLAY_MODES = ("argmax", "sample")
+
+
+def play_mode(settings: Any) -> str:
+    """How a policy trained for ``settings`` (a :class:`~pisti_env.rules.Settings`) plays:
+    ``"sample"`` in the bluff variant, where R29's answers (and bluffs) are mixed decisions and
+    any pure choice is exploitable; ``"argmax"`` otherwise."""
+    return "sample" if settings.bluff else "argmax"
 MAX_WORLD = 65_536  # processes of a distributed run whose checkpoint we read (rank 0 saves its share of the games)
 _REQUIRED_FIELDS = {"format", "format_version", "obs_version", "settings", "observation_size", "card_features",
                     "hidden_sizes", "files"}
@@ -470,6 +480,8 @@ def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
             _integer(metadata[key], path, key, 0, MAX_COUNT)
     if "world" in metadata:
         _integer(metadata["world"], path, "world", 1, MAX_WORLD)
+    if "play" in metadata and metadata["play"] not in PLAY_MODES:
+        raise _fail(path, "play", f"must be one of {list(PLAY_MODES)}, got {_brief(metadata['play'])}")
     if "config" in metadata:
         for key, item in _mapping(metadata["config"], path, "config").items():
             if isinstance(item, dict) and key == "settings":

@@ -98,7 +98,7 @@ class CheckpointPlayer:
 
 def load_policy(
     path: str | os.PathLike,
-    deterministic: bool = True,
+    deterministic: bool | None = None,
     settings: Settings | Mapping[str, Any] | None = None,
     device: str = "cpu",
 ) -> CheckpointPlayer:
@@ -106,7 +106,9 @@ def load_policy(
 
     Args:
         path: the checkpoint directory (a training checkpoint or a shipped policy).
-        deterministic: play the most likely legal action (else sample).
+        deterministic: play the most likely legal action (else sample). ``None``: as the
+            checkpoint's metadata ``play`` says (``"argmax"`` when absent; a bluff-variant
+            policy is saved with ``"sample"``, its mixed strategy).
         settings: if given (a :class:`Settings` or its keyword dict), the game it will play; a
             checkpoint trained for another game (any setting but the match context: players,
             partnerships, decks, scoring variants, bluff) raises :class:`CheckpointError`.
@@ -123,4 +125,6 @@ def load_policy(
         make_settings(**metadata["settings"]).num_actions,
     )
     network.load_state_dict(weights)  # the shapes were checked against the file's header
-    return CheckpointPlayer(network.to(device), metadata, deterministic)
+    if deterministic is None:
+        deterministic = metadata.get("play", "argmax") == "argmax"
+    return CheckpointPlayer(network.to(device), metadata, bool(deterministic))

@@ -28,7 +28,7 @@ from pisti_env.batched import BatchedPisti, BatchState
 
 from .checkpoint import (
     HISTORY, LATEST, LOG_FILE, METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, check_hidden_sizes, checked_file,
-    latest_run_checkpoint, load_policy_weights, load_tensors, network_shapes, prune_run_checkpoints,
+    PLAY_MODES, latest_run_checkpoint, load_policy_weights, play_mode, load_tensors, network_shapes, prune_run_checkpoints,
     publish_run_checkpoint, read_metadata, save_checkpoint, tensor_shapes, validate_trainer_metadata, write_atomic,
 )
 from .config import RESUMABLE, TrainConfig
@@ -206,11 +206,18 @@ class Trainer:
         return metrics
 
     # ------------------------------------------------------------------ checkpoints
-    def save(self, directory: str | os.PathLike, with_trainer_state: bool = True) -> Path:
+    def save(self, directory: str | os.PathLike, with_trainer_state: bool = True, play: str | None = None) -> Path:
         """Write a checkpoint: the policy and value networks and everything needed to resume,
         or (``with_trainer_state`` false) the policy network alone, all that playing needs.
+        ``play``: how the saved policy plays when loaded (metadata ``play``, ``"argmax"`` or
+        ``"sample"``); default :func:`~training.trainer.checkpoint.play_mode` of the game.
         The directory is complete before it appears (:func:`~training.trainer.checkpoint.save_checkpoint`)."""
-        return save_checkpoint(directory, *self.checkpoint_contents(Path(directory).name, with_trainer_state))
+        weights, metadata, trainer_state = self.checkpoint_contents(Path(directory).name, with_trainer_state)
+        if play is not None:
+            if play not in PLAY_MODES:
+                raise ValueError(f"play must be one of {list(PLAY_MODES)}, got {play!r}")
+            metadata["play"] = play
+        return save_checkpoint(directory, weights, metadata, trainer_state)
 
     def checkpoint_contents(
         self, name: str, with_trainer_state: bool = True
@@ -227,6 +234,7 @@ class Trainer:
             "update": self.update,
             "config": c.to_dict(),
             "torch_version": torch.__version__,
+            "play": play_mode(self.settings),
         }
         if self.shard.world > 1:  # a rank's trainer state holds its share of the games: num_envs / world
             metadata["world"] = self.shard.world
@@ -690,7 +698,8 @@ def evaluate_against_baselines(
     from training.harness.evaluate import evaluate
 
     c = trainer.config
-    learner = CheckpointPlayer(trainer.network.policy, {"settings": trainer.settings.to_dict(), "name": "learner"})
+    learner = CheckpointPlayer(trainer.network.policy, {"settings": trainer.settings.to_dict(), "name": "learner"},
+                               deterministic=play_mode(trainer.settings) == "argmax")  # as it will be saved
 
     def loader(spec: str):
         return learner if spec == "learner" else make_player(spec, settings=trainer.settings)
