@@ -79,8 +79,10 @@ def test_ray_chunks_give_the_local_results_r5_r6(local_ray):
     assert sorted(seen) == [1, 2, 2, 2, 2]
 
 
-def test_checkpoint_travels_through_the_object_store(local_ray):
-    specs = [str(CHECKPOINT), "greedy"]
+@pytest.mark.parametrize("suffix", ["", ":play=sample"])
+def test_checkpoint_travels_through_the_object_store(local_ray, suffix):
+    """The checkpoint's files travel; a spec's options (``PATH:play=sample``) stay with it."""
+    specs = [str(CHECKPOINT) + suffix, "greedy"]
     kwargs = dict(deals=4, matches=0, seed=2, bootstrap=0)
     assert _tables(evaluate(specs, ray="local", **kwargs)) == _tables(evaluate(specs, **kwargs))
 
