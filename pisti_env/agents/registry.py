@@ -78,6 +78,12 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
     name = name.strip().lower()
     if name not in AGENTS:
         raise ValueError(f"unknown player {name!r}; registered players are {agent_names()}")
+    return name, _options(rest, spec)
+
+
+def _options(rest: str, spec: str) -> dict[str, Any]:
+    """``"key=value,key=value"`` (the part of ``spec`` after its ``:``) as a dict; ``ValueError``
+    for an item that is not ``key=value``."""
     options: dict[str, Any] = {}
     if rest.strip():
         for item in rest.split(","):
@@ -86,7 +92,7 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
             if not eq or not key:
                 raise ValueError(f"bad option {item!r} in player spec {spec!r}: expected key=value")
             options[key] = _value(value.strip())
-    return name, options
+    return options
 
 
 def make_player(
@@ -149,13 +155,7 @@ def _checkpoint_spec(spec: str, options: dict[str, Any]) -> tuple[str, str | Non
             "or give the path of a trained checkpoint (optionally PATH:play=argmax or PATH:play=sample)"
         )
     path, tail = location
-    given = dict(options)
-    if tail:
-        for item in tail.split(","):
-            key, eq, value = item.partition("=")
-            if not eq or not key.strip():
-                raise ValueError(f"bad option {item!r} in player spec {spec!r}: expected key=value")
-            given.setdefault(key.strip(), value.strip())
+    given = {**_options(tail, spec), **options}  # keyword options override the spec's
     unknown = sorted(set(given) - {"play"})
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for checkpoint {path!r}; allowed: ['play']")
