@@ -8,9 +8,10 @@
   when they look like one, else kept as text); or
 * the path of a trained checkpoint, loaded by the trainer's
   :func:`training.trainer.policy.load_policy` (imported only then: it needs torch),
-  optionally followed by ``:play=argmax`` or ``:play=sample``: the most likely legal action or
-  a sample of the policy's distribution, instead of what its metadata says (``sample`` for a
-  bluff-variant policy, whose answers to claims are a mixed strategy; else ``argmax``).
+  optionally followed by ``:play=argmax``, ``:play=sample`` or ``:play=sample_bluffs`` (see
+  :class:`training.trainer.policy.CheckpointPlayer`) instead of what its metadata says
+  (``sample_bluffs`` for a bluff-variant policy, whose claims and answers are mixed decisions;
+  else ``argmax``).
 
 The harness, ``pisti-bluff-stats``, pimc's rollouts and the trainer's opponent pool all build
 their players here. ``make_agent`` is the same function under its older name.
@@ -122,13 +123,9 @@ def make_player(
     path, play = _checkpoint_spec(spec, options)
     from training.trainer.policy import load_policy  # torch, only for a checkpoint
 
-    deterministic = None if play is None else play == "argmax"
-    player = load_policy(path, deterministic=deterministic, settings=settings, device=device)
+    player = load_policy(path, settings=settings, device=device, play=play)  # checks play
     player.reset(seed)
     return player
-
-
-CHECKPOINT_PLAY = ("argmax", "sample")  # the one option of a checkpoint spec (``PATH:play=...``)
 
 
 def checkpoint_location(spec: Any) -> tuple[str, str] | None:
@@ -152,17 +149,14 @@ def _checkpoint_spec(spec: str, options: dict[str, Any]) -> tuple[str, str | Non
     if location is None:
         raise ValueError(
             f"unknown player {spec!r}: registered players are {agent_names()} (options as 'pimc:n=32'), "
-            "or give the path of a trained checkpoint (optionally PATH:play=argmax or PATH:play=sample)"
+            "or give the path of a trained checkpoint (optionally PATH:play=argmax|sample|sample_bluffs)"
         )
     path, tail = location
     given = {**_options(tail, spec), **options}  # keyword options override the spec's
     unknown = sorted(set(given) - {"play"})
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for checkpoint {path!r}; allowed: ['play']")
-    play = given.get("play")
-    if play is not None and play not in CHECKPOINT_PLAY:
-        raise ValueError(f"play must be one of {list(CHECKPOINT_PLAY)} for checkpoint {path!r}, got {play!r}")
-    return path, play
+    return path, given.get("play")
 
 
 def _scripted(spec: str, seed: int | None, settings: Settings | None, options: dict[str, Any]) -> Agent:

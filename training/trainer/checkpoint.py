@@ -422,16 +422,17 @@ def _settings(value: Any, path: Path, field: str = "settings") -> Settings:
 
 
 _OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world", "play"}
-# How a loaded policy chooses by default (training.trainer.policy.load_policy): the most likely
-# legal action, or a sample of its distribution (a mixed strategy: the bluff variant's answers).
-PLAY_MODES = ("argmax", "sample")
+# How a loaded policy chooses by default (training.trainer.policy.CheckpointPlayer): the most
+# likely legal action, a draw from its distribution, or R29's mixed decisions drawn and the card
+# chosen.
+PLAY_MODES = ("argmax", "sample", "sample_bluffs")
 
 
 def play_mode(settings: Any) -> str:
     """How a policy trained for ``settings`` (a :class:`~pisti_env.rules.Settings`) plays:
-    ``"sample"`` in the bluff variant, where R29's answers (and bluffs) are mixed decisions and
-    any pure choice is exploitable; ``"argmax"`` otherwise."""
-    return "sample" if settings.bluff else "argmax"
+    ``"sample_bluffs"`` in the bluff variant, where R29's claims and answers are mixed
+    decisions and any pure choice there is exploitable; ``"argmax"`` otherwise."""
+    return "sample_bluffs" if settings.bluff else "argmax"
 MAX_WORLD = 65_536  # processes of a distributed run whose checkpoint we read (rank 0 saves its share of the games)
 _REQUIRED_FIELDS = {"format", "format_version", "obs_version", "settings", "observation_size", "card_features",
                     "hidden_sizes", "files"}

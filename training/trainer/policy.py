@@ -16,8 +16,8 @@ import torch
 from pisti_env.agents.view import SeatView
 from pisti_env.rules import Settings, make_settings
 
-from .checkpoint import GAME_DEFINING, MATCH_CONTEXT, load_policy_weights
-from .network import PolicyNetwork, log_probs, sample
+from .checkpoint import GAME_DEFINING, MATCH_CONTEXT, PLAY_MODES, load_policy_weights
+from .network import PolicyNetwork, log_probs, sample, sample_bluffs
 
 __all__ = ["CheckpointPlayer", "load_policy", "GAME_DEFINING", "MATCH_CONTEXT"]
 
@@ -28,23 +28,39 @@ class CheckpointPlayer:
     ``act(view)`` takes a :class:`~pisti_env.agents.SeatView` (or the environment's observation
     dict, ``"observation"`` and ``"action_mask"``, as in an AEC loop) and returns an action id;
     ``act_batch(observation, mask, generator)`` chooses for a batch of the batched engine's
-    tensors. Deterministic: the most likely legal action; else a sample, from the player's own
-    generator (reseeded by ``reset(seed)``) or the one ``act_batch`` is given.
+    tensors. How it chooses is its ``play`` mode; draws come from the player's own generator
+    (reseeded by ``reset(seed)``) or the one ``act_batch`` is given.
 
     Args:
         network: the policy network (put in eval mode).
         metadata: the checkpoint's metadata; ``settings`` (a dict) are the game it was trained
             for, ``name`` its label.
-        deterministic: play the most likely legal action (else sample).
+        deterministic: ``True``: play ``"argmax"``, ``False``: ``"sample"`` (when ``play`` is
+            not given).
+        play: ``"argmax"`` the most likely legal action; ``"sample"`` a draw from the whole
+            distribution; ``"sample_bluffs"`` the bluff variant's mixed decisions drawn (face
+            up or face down, believe or challenge, R29, each kind with its total probability)
+            and the most likely card of the drawn kind (:func:`~training.trainer.network.sample_bluffs`).
     """
 
-    def __init__(self, network: PolicyNetwork, metadata: Mapping[str, Any], deterministic: bool = True) -> None:
+    def __init__(
+        self, network: PolicyNetwork, metadata: Mapping[str, Any], deterministic: bool = True, play: str | None = None
+    ) -> None:
+        if play is None:
+            play = "argmax" if deterministic else "sample"
+        if play not in PLAY_MODES:
+            raise ValueError(f"play must be one of {list(PLAY_MODES)}, got {play!r}")
         self.network = network.eval()
         self.metadata = dict(metadata)
         self.settings: dict[str, Any] = self.metadata.get("settings", {})
-        self.deterministic = deterministic
+        self.play = play
         self.generator = torch.Generator().manual_seed(0)
         self.name = self.metadata.get("name", "policy")
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether it always plays the most likely legal action (``play == "argmax"``)."""
+        return self.play == "argmax"
 
     def reset(self, seed: int | None = None) -> None:
         """Reseed the sampling generator (``None``: seed 0)."""
@@ -63,7 +79,7 @@ class CheckpointPlayer:
     def action_probabilities(self, view: SeatView | Mapping[str, Any]) -> dict[int, float]:
         """The policy's probability of each legal action for one decision, ``{action id:
         probability}`` (the masked distribution it samples from; :meth:`act` with
-        ``deterministic`` plays the most likely one). Same argument and errors as :meth:`act`."""
+        ``play="argmax"`` plays the most likely one). Same argument and errors as :meth:`act`."""
         observation = view.observation() if isinstance(view, SeatView) else view
         vector = self._vector(observation)
         mask = torch.as_tensor(np.asarray(observation["action_mask"]) > 0)[None]
@@ -88,12 +104,13 @@ class CheckpointPlayer:
     ) -> torch.Tensor:
         """One legal action per row (``generator``, default the player's own, draws samples)."""
         logits = self.network(observation)
-        if self.deterministic:
+        if self.play == "argmax":
             return log_probs(logits, mask).argmax(1)
-        return sample(logits, mask, self.generator if generator is None else generator)
+        draw = sample if self.play == "sample" else sample_bluffs
+        return draw(logits, mask, self.generator if generator is None else generator)
 
     def __repr__(self) -> str:
-        return f"CheckpointPlayer({self.name!r}, deterministic={self.deterministic})"
+        return f"CheckpointPlayer({self.name!r}, play={self.play!r})"
 
 
 def load_policy(
@@ -101,14 +118,16 @@ def load_policy(
     deterministic: bool | None = None,
     settings: Settings | Mapping[str, Any] | None = None,
     device: str = "cpu",
+    play: str | None = None,
 ) -> CheckpointPlayer:
     """Load a checkpoint directory's policy as a player.
 
     Args:
         path: the checkpoint directory (a training checkpoint or a shipped policy).
-        deterministic: play the most likely legal action (else sample). ``None``: as the
-            checkpoint's metadata ``play`` says (``"argmax"`` when absent; a bluff-variant
-            policy is saved with ``"sample"``, its mixed strategy).
+        deterministic: ``True``: play the most likely legal action, ``False``: sample.
+        play: how it chooses (see :class:`CheckpointPlayer`); not with ``deterministic``.
+            Neither given: as the checkpoint's metadata ``play`` says (``"argmax"`` when
+            absent; a bluff-variant policy is saved to draw its mixed decisions).
         settings: if given (a :class:`Settings` or its keyword dict), the game it will play; a
             checkpoint trained for another game (any setting but the match context: players,
             partnerships, decks, scoring variants, bluff) raises :class:`CheckpointError`.
@@ -119,12 +138,16 @@ def load_policy(
     and the weights' shapes against the network it describes before the network is built
     (:func:`~training.trainer.checkpoint.load_policy_weights`).
     """
+    if deterministic is not None and play is not None:
+        raise ValueError("give deterministic or play, not both")
+    if play is not None and play not in PLAY_MODES:
+        raise ValueError(f"play must be one of {list(PLAY_MODES)} for checkpoint {str(path)!r}, got {play!r}")
     metadata, weights = load_policy_weights(path, settings)  # validated before anything is built
     network = PolicyNetwork(
         metadata["observation_size"], metadata["card_features"], metadata["hidden_sizes"],
         make_settings(**metadata["settings"]).num_actions,
     )
     network.load_state_dict(weights)  # the shapes were checked against the file's header
-    if deterministic is None:
-        deterministic = metadata.get("play", "argmax") == "argmax"
-    return CheckpointPlayer(network.to(device), metadata, bool(deterministic))
+    if deterministic is not None:
+        play = "argmax" if deterministic else "sample"
+    return CheckpointPlayer(network.to(device), metadata, play=play or metadata.get("play", "argmax"))
