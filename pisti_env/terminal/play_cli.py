@@ -54,8 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _short(spec: str) -> str:
+    """A checkpoint spec by its directory's name (options kept), any other spec as it is."""
     location = checkpoint_location(spec)
-    return spec if location is None else os.path.basename(os.path.normpath(location[0])) + (f":{location[1]}" if location[1] else "")
+    if location is None:
+        return spec
+    path, options = location
+    return os.path.basename(os.path.normpath(path)) + (f":{options}" if options else "")
 
 
 def _opponents(settings: Settings, args: argparse.Namespace, seed: int) -> tuple[list[Player | None], list[str]]:

@@ -422,6 +422,10 @@ def _settings(value: Any, path: Path, field: str = "settings") -> Settings:
 
 
 _OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world", "play"}
+MAX_WORLD = 65_536  # processes of a distributed run whose checkpoint we read (rank 0 saves its share of the games)
+_REQUIRED_FIELDS = {"format", "format_version", "obs_version", "settings", "observation_size", "card_features",
+                    "hidden_sizes", "files"}
+
 # How a loaded policy chooses by default (training.trainer.policy.CheckpointPlayer): the most
 # likely legal action, a draw from its distribution, or R29's mixed decisions drawn and the card
 # chosen.
@@ -433,9 +437,6 @@ def play_mode(settings: Any) -> str:
     ``"sample_bluffs"`` in the bluff variant, where R29's claims and answers are mixed
     decisions and any pure choice there is exploitable; ``"argmax"`` otherwise."""
     return "sample_bluffs" if settings.bluff else "argmax"
-MAX_WORLD = 65_536  # processes of a distributed run whose checkpoint we read (rank 0 saves its share of the games)
-_REQUIRED_FIELDS = {"format", "format_version", "obs_version", "settings", "observation_size", "card_features",
-                    "hidden_sizes", "files"}
 
 
 def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
