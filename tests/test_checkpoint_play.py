@@ -173,3 +173,22 @@ def test_r29_the_exploit_target_keeps_its_game_and_budget_with_a_play_option(tmp
     assert train.baselines == (f"{CKPT_BLUFF}:play=argmax",)
     _settings, warm = resolve(ExploitConfig(target=f"{CKPT_BLUFF}:play=argmax", warm_start=True, out_dir=str(tmp_path)))
     assert warm.init_from == CKPT_BLUFF
+
+
+def test_r29_the_training_evaluations_play_the_learner_as_it_is_saved(tmp_path):
+    """``evaluate_against_baselines`` gives the figures of the saved policy (``sample_bluffs``
+    in the bluff variant) on the same deals, not those of another play mode."""
+    from training.harness.evaluate import evaluate
+    from training.trainer.train import evaluate_against_baselines
+
+    trainer = Trainer(tiny_config(tmp_path, bluff=True, target=None, eval_baselines=("random",)))
+    trainer.train_update()
+    path = str(trainer.save(tmp_path / "saved", with_trainer_state=False))
+    during = evaluate_against_baselines(trainer, deals=40, seed=3)["eval/random_margin"]
+
+    def margin(spec: str) -> float:
+        report = evaluate([spec, "random"], deals=40, matches=0, seed=3, bootstrap=0, bluff=True, progress=False)
+        return report["tables"][0]["pairs"][0]["score_diff"]["mean"]
+
+    assert during == pytest.approx(margin(path))
+    assert margin(path) != margin(f"{path}:play=sample")  # the check tells the modes apart

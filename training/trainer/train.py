@@ -699,7 +699,7 @@ def evaluate_against_baselines(
 
     c = trainer.config
     learner = CheckpointPlayer(trainer.network.policy, {"settings": trainer.settings.to_dict(), "name": "learner"},
-                               deterministic=play_mode(trainer.settings) == "argmax")  # as it will be saved
+                               play=play_mode(trainer.settings))  # as it will be saved
 
     def loader(spec: str):
         return learner if spec == "learner" else make_player(spec, settings=trainer.settings)
