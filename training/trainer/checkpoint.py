@@ -439,6 +439,14 @@ def play_mode(settings: Any) -> str:
     return "sample_bluffs" if settings.bluff else "argmax"
 
 
+def check_play(play: Any, where: str = "") -> str:
+    """``play`` if it is one of :data:`PLAY_MODES`, else a ``ValueError`` naming them
+    (``where``, e.g. ``" for checkpoint 'runs/x'"``, says whose)."""
+    if play not in PLAY_MODES:
+        raise ValueError(f"play must be one of {list(PLAY_MODES)}{where}, got {play!r}")
+    return play
+
+
 def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
     """``metadata`` (parsed ``metadata.json`` at ``path``) checked against the schema: the
     fields above with their types and ranges, the settings a valid game, ``observation_size``

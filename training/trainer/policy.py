@@ -16,7 +16,7 @@ import torch
 from pisti_env.agents.view import SeatView
 from pisti_env.rules import Settings, make_settings
 
-from .checkpoint import GAME_DEFINING, MATCH_CONTEXT, PLAY_MODES, load_policy_weights
+from .checkpoint import GAME_DEFINING, MATCH_CONTEXT, check_play, load_policy_weights
 from .network import PolicyNetwork, log_probs, sample, sample_bluffs
 
 __all__ = ["CheckpointPlayer", "load_policy", "GAME_DEFINING", "MATCH_CONTEXT"]
@@ -48,12 +48,10 @@ class CheckpointPlayer:
     ) -> None:
         if play is None:
             play = "argmax" if deterministic else "sample"
-        if play not in PLAY_MODES:
-            raise ValueError(f"play must be one of {list(PLAY_MODES)}, got {play!r}")
+        self.play = check_play(play)  # before the network is touched
         self.network = network.eval()
         self.metadata = dict(metadata)
         self.settings: dict[str, Any] = self.metadata.get("settings", {})
-        self.play = play
         self.generator = torch.Generator().manual_seed(0)
         self.name = self.metadata.get("name", "policy")
 
@@ -140,8 +138,8 @@ def load_policy(
     """
     if deterministic is not None and play is not None:
         raise ValueError("give deterministic or play, not both")
-    if play is not None and play not in PLAY_MODES:
-        raise ValueError(f"play must be one of {list(PLAY_MODES)} for checkpoint {str(path)!r}, got {play!r}")
+    if play is not None:
+        check_play(play, f" for checkpoint {str(path)!r}")  # before the files are read
     metadata, weights = load_policy_weights(path, settings)  # validated before anything is built
     network = PolicyNetwork(
         metadata["observation_size"], metadata["card_features"], metadata["hidden_sizes"],

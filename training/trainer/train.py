@@ -28,7 +28,7 @@ from pisti_env.batched import BatchedPisti, BatchState
 
 from .checkpoint import (
     HISTORY, LATEST, LOG_FILE, METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, check_hidden_sizes, checked_file,
-    PLAY_MODES, latest_run_checkpoint, load_policy_weights, play_mode, load_tensors, network_shapes, prune_run_checkpoints,
+    check_play, latest_run_checkpoint, load_policy_weights, load_tensors, network_shapes, play_mode, prune_run_checkpoints,
     publish_run_checkpoint, read_metadata, save_checkpoint, tensor_shapes, validate_trainer_metadata, write_atomic,
 )
 from .config import RESUMABLE, TrainConfig
@@ -209,14 +209,13 @@ class Trainer:
     def save(self, directory: str | os.PathLike, with_trainer_state: bool = True, play: str | None = None) -> Path:
         """Write a checkpoint: the policy and value networks and everything needed to resume,
         or (``with_trainer_state`` false) the policy network alone, all that playing needs.
-        ``play``: how the saved policy plays when loaded (metadata ``play``, ``"argmax"`` or
-        ``"sample"``); default :func:`~training.trainer.checkpoint.play_mode` of the game.
+        ``play``: how the saved policy plays when loaded (metadata ``play``, one of
+        :data:`~training.trainer.checkpoint.PLAY_MODES`); default
+        :func:`~training.trainer.checkpoint.play_mode` of the game.
         The directory is complete before it appears (:func:`~training.trainer.checkpoint.save_checkpoint`)."""
         weights, metadata, trainer_state = self.checkpoint_contents(Path(directory).name, with_trainer_state)
         if play is not None:
-            if play not in PLAY_MODES:
-                raise ValueError(f"play must be one of {list(PLAY_MODES)}, got {play!r}")
-            metadata["play"] = play
+            metadata["play"] = check_play(play)
         return save_checkpoint(directory, weights, metadata, trainer_state)
 
     def checkpoint_contents(
