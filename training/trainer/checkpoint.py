@@ -421,7 +421,8 @@ def _settings(value: Any, path: Path, field: str = "settings") -> Settings:
         raise _fail(path, field, str(error)) from None
 
 
-_OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world", "play"}
+_OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world", "play",
+                    "answer_hidden_sizes"}
 MAX_WORLD = 65_536  # processes of a distributed run whose checkpoint we read (rank 0 saves its share of the games)
 _REQUIRED_FIELDS = {"format", "format_version", "obs_version", "settings", "observation_size", "card_features",
                     "hidden_sizes", "files"}
@@ -474,6 +475,12 @@ def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
     _integer(metadata["observation_size"], path, "observation_size", layout.size, layout.size)
     _integer(metadata["card_features"], path, "card_features", layout.num_card_features, layout.num_card_features)
     check_hidden_sizes(metadata["hidden_sizes"], "hidden_sizes", path)
+    if metadata.get("answer_hidden_sizes"):  # absent or empty: the answers come from the action head
+        check_hidden_sizes(metadata["answer_hidden_sizes"], "answer_hidden_sizes", path)
+        if not settings.bluff:
+            raise _fail(path, "answer_hidden_sizes", "an answer head needs the bluff variant (R29) in settings")
+    elif "answer_hidden_sizes" in metadata and metadata["answer_hidden_sizes"] != []:
+        raise _fail(path, "answer_hidden_sizes", f"must be a list of layer widths, got {_brief(metadata['answer_hidden_sizes'])}")
     files = _mapping(metadata["files"], path, "files", 2)
     for name, digest in files.items():
         if name not in (MODEL_FILE, TRAINER_FILE):
@@ -650,6 +657,17 @@ def network_shapes(build: Callable[[], torch.nn.Module]) -> dict[str, tuple[int,
         return {k: tuple(v.shape) for k, v in build().state_dict().items()}
 
 
+def network_of(metadata: Mapping[str, Any]) -> torch.nn.Module:
+    """The policy network (:class:`~training.trainer.network.PolicyNetwork`, untrained) that a
+    checkpoint's checked ``metadata`` describes: its game's layout, ``hidden_sizes`` and
+    ``answer_hidden_sizes`` (absent in checkpoints without an answer head)."""
+    from .network import policy_network
+
+    return policy_network(
+        make_settings(**metadata["settings"]), metadata["hidden_sizes"], metadata.get("answer_hidden_sizes", ())
+    )
+
+
 def load_policy_weights(
     directory: str | os.PathLike, settings: Settings | Mapping[str, Any] | None = None
 ) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
@@ -659,15 +677,10 @@ def load_policy_weights(
     setting but the match context must be the checkpoint's); the weights' hash; their shapes,
     from the header, against the policy network the metadata describes; then only the policy's
     tensors are read. Raises :class:`CheckpointError`."""
-    from .network import PolicyNetwork
-
     metadata = read_metadata(directory)
     if settings is not None:
         wanted = (settings if isinstance(settings, Settings) else make_settings(**settings)).to_dict()
         check_settings(metadata, {k: wanted[k] for k in GAME_DEFINING}, directory)
-    trained = make_settings(**metadata["settings"])
-    shapes = network_shapes(lambda: PolicyNetwork(
-        metadata["observation_size"], metadata["card_features"], metadata["hidden_sizes"], trained.num_actions
-    ))
+    shapes = network_shapes(lambda: network_of(metadata))
     weights = load_tensors(directory, MODEL_FILE, metadata, {f"policy.{k}": v for k, v in shapes.items()}, exact=False)
     return metadata, {k.removeprefix("policy."): v for k, v in weights.items()}

@@ -64,6 +64,7 @@ CONVERTERS = {
     "torch_threads": non_negative_int,
     "hidden_sizes": positive_int,
     "value_hidden_sizes": positive_int,
+    "answer_hidden_sizes": positive_int,
     "init_from": checkpoint_dir,
     "learning_rate": positive_float,
     "adam_eps": positive_float,

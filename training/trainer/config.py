@@ -39,6 +39,14 @@ class TrainConfig:
     Networks
         hidden_sizes: widths of the policy's context MLP (it reads the whole observation; the
             last width is the context vector handed to the card scorer).
+        answer_hidden_sizes: bluff variant (R29): widths of the hidden layers of an answer head
+            of its own (:class:`~training.trainer.network.ClaimView`): believe or challenge then
+            read only the facts bearing on whether the claim is true (the lone card's rank,
+            where its four cards are as the answerer knows, the claimant's cards in hand, the
+            stock), not the whole state; empty (default): the answers come from the context
+            like every other action. A best response finds every state where a context-reading
+            answer is more gullible or more suspicious than the truth warrants; see the README's
+            Exploitability section for what each gave.
         value_hidden_sizes: widths of the value MLP's hidden layers (a separate network).
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
@@ -50,7 +58,8 @@ class TrainConfig:
             network when it has one of this run's shape (a policy-only checkpoint has none: the
             value network then starts fresh). It must be trained for the same game (every
             setting but the match context) and have the same ``hidden_sizes``, else
-            :class:`~training.trainer.checkpoint.CheckpointError`. Optimizer, pool and counters
+            :class:`~training.trainer.checkpoint.CheckpointError`; a run with an answer head
+            may start from a policy without one (the head alone starts fresh). Optimizer, pool and counters
             start fresh (``--resume`` is for continuing a run). ``None``: random initialisation.
 
     PPO
@@ -138,6 +147,7 @@ class TrainConfig:
     precision: str = "auto"
 
     hidden_sizes: tuple[int, ...] = (256, 256)
+    answer_hidden_sizes: tuple[int, ...] = ()
     value_hidden_sizes: tuple[int, ...] = (128, 128)
     privileged_value: bool = True
     init_from: str | None = None

@@ -23,6 +23,8 @@ from torch import nn
 
 from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN, NUM_BLUFF_ACTIONS, NUM_PLAIN_ACTIONS
 from pisti_env.cards import NUM_CARD_IDS, NUM_RANKS
+from pisti_env.observation import ObservationLayout
+from pisti_env.rules import Settings
 
 NUM_ACTIONS = NUM_PLAIN_ACTIONS  # card ids (R2): the action space without the bluff variant
 NUM_SUITS = NUM_CARD_IDS // NUM_RANKS
@@ -38,6 +40,43 @@ def mlp(input_size: int, hidden_sizes: Sequence[int], output_size: int, output_g
         width = hidden
     layers.append(_orthogonal(nn.Linear(width, output_size), gain=output_gain))
     return nn.Sequential(*layers)
+
+
+class ClaimView:
+    """What the answer to a claim (R29) reads when it has a head of its own: the facts that bear
+    on whether the claim is true, picked out of the answerer's observation, and nothing else.
+
+    * the lone card's rank (one-hot, 13): it is the pile's top card while a claim waits;
+    * where the four cards of that rank are, as the answerer knows them: the rank's sum of
+      every card feature (in its own hand, captured, played, the shown stock bottom, unseen...),
+      so how many could be in the claimant's hand;
+    * the claimant's cards in hand (the more it holds, the likelier it holds the rank) and the
+      stock's size (scaled as in the observation).
+
+    The rest of the state (scores, who captured last, the dealer, the other cards) stays out:
+    a best response finds and uses every way in which the answer depends on such things (the
+    shipped context-reading answers believed 73% of a best response's bluffs yet challenged 49%
+    of its true claims), and with the answer reading only these the claimant cannot single out
+    states where it is more gullible than the truth warrants.
+    """
+
+    def __init__(self, layout: ObservationLayout) -> None:
+        if not layout.settings.bluff:
+            raise ValueError("a claim view needs the bluff variant (R29)")
+        self.card_features = layout.num_card_features
+        self.top = layout.feature_index["pile_top"]
+        self.hand_sizes = layout.by_name["hand_sizes"].slice
+        self.claimant = layout.by_name["claimant"].slice
+        self.stock = layout.by_name["stock_size"].slice
+        self.size = NUM_RANKS + self.card_features + 2
+
+    def __call__(self, observation: torch.Tensor, of_rank: torch.Tensor) -> torch.Tensor:
+        """(B, size) from the observations (B, observation_size) and their card block summed
+        over suits, ``of_rank`` (B, 13, K)."""
+        lone = of_rank[:, :, self.top]  # (B, 13): one-hot while a claim waits
+        where = (of_rank * lone[:, :, None]).sum(1)  # (B, K): the lone rank's cards
+        claimant_hand = (observation[:, self.claimant] * observation[:, self.hand_sizes]).sum(1, keepdim=True)
+        return torch.cat([lone, where, claimant_hand, observation[:, self.stock]], 1)
 
 
 class PolicyNetwork(nn.Module):
@@ -57,12 +96,20 @@ class PolicyNetwork(nn.Module):
       "A card of a rank that is mostly gone is a safe discard" is learned once for all cards
       instead of 52 times over.
 
+    The two answers to a claim (believe, challenge) come from the action head, or with
+    ``answer_hidden_sizes`` from an *answer head* of their own: a small MLP reading only
+    :class:`ClaimView`'s facts, not the context.
+
     Args:
         observation_size: length of the observation vector (card block first, see
             :class:`pisti_env.observation.ObservationLayout`).
         card_features: features per card in the card block (``layout.num_card_features``).
         hidden_sizes: widths of the context MLP's hidden layers (tanh).
         num_actions: 52, or 106 for the bluff variant.
+        answer_hidden_sizes: widths of the answer head's hidden layers (tanh); empty: the
+            answers come from the action head. Only with the bluff variant.
+        claim_view: the answer head's input (:class:`ClaimView` of the observation layout);
+            required with ``answer_hidden_sizes``. :func:`policy_network` builds both.
     """
 
     def __init__(
@@ -71,6 +118,8 @@ class PolicyNetwork(nn.Module):
         card_features: int,
         hidden_sizes: Sequence[int] = (256, 256),
         num_actions: int = NUM_ACTIONS,
+        answer_hidden_sizes: Sequence[int] = (),
+        claim_view: ClaimView | None = None,
     ) -> None:
         super().__init__()
         if observation_size < NUM_ACTIONS * card_features:
@@ -88,6 +137,15 @@ class PolicyNetwork(nn.Module):
         # Small-gain heads: the policy starts near uniform over the legal actions.
         self.card_head = _orthogonal(nn.Linear(hidden_sizes[-1], num_actions), gain=0.01)
         self.feature_head = _orthogonal(nn.Linear(hidden_sizes[-1], self.plays * 2 * card_features), gain=0.01)
+        self.answer_hidden_sizes = tuple(int(h) for h in answer_hidden_sizes)
+        self.claim_view = claim_view
+        self.answer_head = None
+        if self.answer_hidden_sizes:
+            if num_actions != NUM_BLUFF_ACTIONS:
+                raise ValueError("answer_hidden_sizes needs the bluff variant (R29): without it nothing is answered")
+            if claim_view is None or claim_view.card_features != card_features:
+                raise ValueError("an answer head needs the claim view of this observation layout (see policy_network)")
+            self.answer_head = mlp(claim_view.size, self.answer_hidden_sizes, CHALLENGE - BELIEVE + 1, output_gain=0.01)
 
     def forward(self, observation: torch.Tensor) -> torch.Tensor:
         batch, k = observation.shape[0], self.card_features
@@ -103,7 +161,28 @@ class PolicyNetwork(nn.Module):
         per_card = (own + by_rank.repeat(1, 1, NUM_SUITS)).view(batch, self.plays * NUM_ACTIONS)
         if self.plays == 1:
             return logits + per_card
-        return torch.cat([logits[:, :BELIEVE] + per_card, logits[:, BELIEVE:]], 1)  # answers: no card term
+        if self.answer_head is None:
+            answers = logits[:, BELIEVE:]  # from the context; no card term
+        else:
+            answers = self.answer_head(self.claim_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
+        return torch.cat([logits[:, :BELIEVE] + per_card, answers], 1)
+
+
+def policy_network(
+    settings: Settings, hidden_sizes: Sequence[int] = (256, 256), answer_hidden_sizes: Sequence[int] = ()
+) -> PolicyNetwork:
+    """The policy network for the game ``settings`` (its observation layout and action space)."""
+    return PolicyNetwork(*_game_shape(settings), hidden_sizes, settings.num_actions, answer_hidden_sizes,
+                         _claim_view(settings, answer_hidden_sizes))
+
+
+def _game_shape(settings: Settings) -> tuple[int, int]:
+    layout = ObservationLayout(settings)
+    return layout.size, layout.num_card_features
+
+
+def _claim_view(settings: Settings, answer_hidden_sizes: Sequence[int]) -> ClaimView | None:
+    return ClaimView(ObservationLayout(settings)) if answer_hidden_sizes else None
 
 
 class ValueNetwork(nn.Module):
@@ -146,10 +225,24 @@ class ActorCritic(nn.Module):
         hidden_information_size: int = 0,
         value_hidden_sizes: Sequence[int] = (128, 128),
         num_actions: int = NUM_ACTIONS,
+        answer_hidden_sizes: Sequence[int] = (),
+        claim_view: ClaimView | None = None,
     ) -> None:
         super().__init__()
-        self.policy = PolicyNetwork(observation_size, card_features, hidden_sizes, num_actions)
+        self.policy = PolicyNetwork(observation_size, card_features, hidden_sizes, num_actions, answer_hidden_sizes, claim_view)
         self.value = ValueNetwork(observation_size, hidden_information_size, value_hidden_sizes)
+
+
+def actor_critic(
+    settings: Settings,
+    hidden_sizes: Sequence[int] = (256, 256),
+    hidden_information_size: int = 0,
+    value_hidden_sizes: Sequence[int] = (128, 128),
+    answer_hidden_sizes: Sequence[int] = (),
+) -> ActorCritic:
+    """The two networks of a run for the game ``settings``; the arguments as :class:`ActorCritic`'s."""
+    return ActorCritic(*_game_shape(settings), hidden_sizes, hidden_information_size, value_hidden_sizes,
+                       settings.num_actions, answer_hidden_sizes, _claim_view(settings, answer_hidden_sizes))
 
 
 def resolve_precision(precision: str, device: torch.device | str) -> str:

@@ -16,7 +16,7 @@ import torch
 from pisti_env.agents.view import SeatView
 from pisti_env.rules import Settings, make_settings
 
-from .checkpoint import GAME_DEFINING, MATCH_CONTEXT, check_play, load_policy_weights
+from .checkpoint import GAME_DEFINING, MATCH_CONTEXT, check_play, load_policy_weights, network_of
 from .network import PolicyNetwork, log_probs, sample, sample_bluffs
 
 __all__ = ["CheckpointPlayer", "load_policy", "GAME_DEFINING", "MATCH_CONTEXT"]
@@ -141,10 +141,7 @@ def load_policy(
     if play is not None:
         check_play(play, f" for checkpoint {str(path)!r}")  # before the files are read
     metadata, weights = load_policy_weights(path, settings)  # validated before anything is built
-    network = PolicyNetwork(
-        metadata["observation_size"], metadata["card_features"], metadata["hidden_sizes"],
-        make_settings(**metadata["settings"]).num_actions,
-    )
+    network = network_of(metadata)
     network.load_state_dict(weights)  # the shapes were checked against the file's header
     if deterministic is not None:
         play = "argmax" if deterministic else "sample"

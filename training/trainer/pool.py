@@ -19,6 +19,7 @@ them with ``torch.func.vmap``, one sample for all their rows) instead of one cal
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -146,9 +147,7 @@ class OpponentPool:
 
     def frozen_copy(self, network: PolicyNetwork) -> PolicyNetwork:
         """A copy of ``network`` (same shape and weights) that no gradient reaches."""
-        frozen = PolicyNetwork(network.observation_size, network.card_features, network.hidden_sizes, network.num_actions)
-        frozen.load_state_dict(network.state_dict())
-        return frozen.to(self.device).requires_grad_(False)
+        return copy.deepcopy(network).to(self.device).requires_grad_(False)
 
     def snapshot_player(self, network: PolicyNetwork, name: str) -> CheckpointPlayer:
         """A sampling player of (a frozen copy of) ``network``."""

@@ -33,11 +33,18 @@ from .checkpoint import (
 )
 from .config import RESUMABLE, TrainConfig
 from .distributed import LOCAL, Shard
-from .network import ActorCritic, autocast, entropy, log_probs, resolve_precision
+from .network import ActorCritic, actor_critic, autocast, entropy, log_probs, resolve_precision
 from .policy import CheckpointPlayer
 from .pool import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, magnet_kl, ppo_losses
 from .rollout import SelfPlayCollector
+
+
+def _actor_critic(config: TrainConfig, hidden_information_size: int) -> ActorCritic:
+    """The networks ``config`` trains (untrained): the value network reads
+    ``hidden_information_size`` entries of hidden information besides the observation (0: none)."""
+    return actor_critic(config.settings, config.hidden_sizes, hidden_information_size, config.value_hidden_sizes,
+                        config.answer_hidden_sizes)
 
 
 class Trainer:
@@ -51,6 +58,10 @@ class Trainer:
         c = dataclasses.replace(config, precision=resolve_precision(config.precision, config.device))
         check_hidden_sizes(c.hidden_sizes, "hidden_sizes")  # what a checkpoint may hold (read back bounded)
         check_hidden_sizes(c.value_hidden_sizes, "value_hidden_sizes")
+        if c.answer_hidden_sizes:
+            check_hidden_sizes(c.answer_hidden_sizes, "answer_hidden_sizes")
+            if not c.settings.bluff:
+                raise ValueError("answer_hidden_sizes needs the bluff variant (R29): without it nothing is answered")
         self.config = c
         self.shard = shard or LOCAL
         if c.torch_threads:
@@ -61,10 +72,7 @@ class Trainer:
         num_envs, game_seed = self.shard.games(c.num_envs, c.seed)
         self.engine = BatchedPisti(num_envs, seed=game_seed, device=self.device, reward="diff", **c.settings.to_dict())
         hidden_size = self.engine.hidden_information_size if c.privileged_value else 0
-        self.network = ActorCritic(
-            self.engine.observation_size, self.engine.encoder.layout.num_card_features, c.hidden_sizes,
-            hidden_size, c.value_hidden_sizes, self.settings.num_actions,
-        ).to(self.device)
+        self.network = _actor_critic(c, hidden_size).to(self.device)
         if c.init_from is not None:
             self._warm_start(c.init_from)
         # The reference policy of the KL regulariser (TrainConfig.magnet_coef): a frozen copy.
@@ -93,10 +101,19 @@ class Trainer:
                 f"{directory}: its policy has hidden_sizes {hidden}, this run builds {list(self.config.hidden_sizes)} "
                 f"(pass --hidden-sizes {' '.join(map(str, hidden))} to warm-start from it)"
             )
+        answer = list(metadata.get("answer_hidden_sizes", []))
+        if answer and answer != list(self.config.answer_hidden_sizes):
+            raise CheckpointError(
+                f"{directory}: its policy has answer_hidden_sizes {answer}, this run builds "
+                f"{list(self.config.answer_hidden_sizes)} (pass --answer-hidden-sizes {' '.join(map(str, answer))})"
+            )
         try:
-            self.network.policy.load_state_dict(policy)
+            # A run with an answer head may start from a policy without one: the head starts fresh.
+            missing, _ = self.network.policy.load_state_dict(policy, strict=not self.config.answer_hidden_sizes)
         except RuntimeError:  # pragma: no cover - same game and widths give the same shapes
             raise CheckpointError(f"{directory}: its policy weights do not fit this run's policy network") from None
+        if any(not key.startswith("answer_head.") for key in missing):  # pragma: no cover - checked shapes
+            raise CheckpointError(f"{directory}: its policy lacks {sorted(missing)[:3]}")
         # Value weights: only of exactly this run's value network (a policy-only checkpoint, or
         # another value shape: the value network starts fresh).
         value = {f"value.{k}": tuple(v.shape) for k, v in self.network.value.state_dict().items()}
@@ -229,6 +246,7 @@ class Trainer:
             "observation_size": self.engine.observation_size,
             "card_features": self.network.policy.card_features,
             "hidden_sizes": list(c.hidden_sizes),
+            **({"answer_hidden_sizes": list(c.answer_hidden_sizes)} if c.answer_hidden_sizes else {}),
             "step": self.step,
             "update": self.update,
             "config": c.to_dict(),
@@ -305,15 +323,8 @@ class Trainer:
             changes = {**(changes or {}), "total_steps": total_steps}
         config = resume_config(saved, changes or {}, metadata.get("step", 0), directory)
         # The networks this config builds, on the meta device, against the weights' header.
-        from pisti_env.rules import make_settings
-
-        observation_size = metadata["observation_size"]
         hidden_information = BatchedPisti(1, **config.settings.to_dict()).hidden_information_size
-        shapes = network_shapes(lambda: ActorCritic(
-            observation_size, metadata["card_features"], config.hidden_sizes,
-            hidden_information if config.privileged_value else 0, config.value_hidden_sizes,
-            make_settings(**metadata["settings"]).num_actions,
-        ))
+        shapes = network_shapes(lambda: _actor_critic(config, hidden_information if config.privileged_value else 0))
         extra = validate_trainer_metadata(metadata, path, len(shapes))
         weights = load_tensors(directory, MODEL_FILE, metadata, shapes)
         # The engine's batch (the only size the trainer state sets) before the engine is built:
@@ -409,6 +420,8 @@ def saved_config(metadata: Mapping[str, Any], path: Path) -> TrainConfig:
         raise CheckpointError(f"{path}: field 'config.settings': not the checkpoint's settings")
     if list(config.hidden_sizes) != list(metadata["hidden_sizes"]):
         raise CheckpointError(f"{path}: field 'config.hidden_sizes': not the checkpoint's hidden_sizes")
+    if list(config.answer_hidden_sizes) != list(metadata.get("answer_hidden_sizes", [])):
+        raise CheckpointError(f"{path}: field 'config.answer_hidden_sizes': not the checkpoint's answer_hidden_sizes")
     try:
         check_hidden_sizes(config.value_hidden_sizes, "value_hidden_sizes", path)
     except CheckpointError as error:
