@@ -56,8 +56,9 @@ class ClaimView:
     The rest of the state (scores, who captured last, the dealer, the other cards) stays out:
     a best response finds and uses every way in which the answer depends on such things (the
     shipped context-reading answers believed 73% of a best response's bluffs yet challenged 49%
-    of its true claims), and with the answer reading only these the claimant cannot single out
-    states where it is more gullible than the truth warrants.
+    of its true claims). With the answers reading only these, a best response to the policy
+    stopped bluffing altogether (README, Exploitability: it then took its edge from the
+    policy's own bluffs instead).
     """
 
     def __init__(self, layout: ObservationLayout) -> None:
