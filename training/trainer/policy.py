@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from pisti_env.agents.view import SeatView
-from pisti_env.rules import Settings, make_settings
+from pisti_env.rules import Settings
 
 from .checkpoint import GAME_DEFINING, MATCH_CONTEXT, check_play, load_policy_weights, network_of
 from .network import PolicyNetwork, log_probs, sample, sample_bluffs
