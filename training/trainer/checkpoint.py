@@ -475,12 +475,10 @@ def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
     _integer(metadata["observation_size"], path, "observation_size", layout.size, layout.size)
     _integer(metadata["card_features"], path, "card_features", layout.num_card_features, layout.num_card_features)
     check_hidden_sizes(metadata["hidden_sizes"], "hidden_sizes", path)
-    if metadata.get("answer_hidden_sizes"):  # absent or empty: the answers come from the action head
+    if metadata.get("answer_hidden_sizes", []) != []:  # absent or empty: the answers come from the action head
         check_hidden_sizes(metadata["answer_hidden_sizes"], "answer_hidden_sizes", path)
         if not settings.bluff:
             raise _fail(path, "answer_hidden_sizes", "an answer head needs the bluff variant (R29) in settings")
-    elif "answer_hidden_sizes" in metadata and metadata["answer_hidden_sizes"] != []:
-        raise _fail(path, "answer_hidden_sizes", f"must be a list of layer widths, got {_brief(metadata['answer_hidden_sizes'])}")
     files = _mapping(metadata["files"], path, "files", 2)
     for name, digest in files.items():
         if name not in (MODEL_FILE, TRAINER_FILE):

@@ -173,17 +173,15 @@ def policy_network(
     settings: Settings, hidden_sizes: Sequence[int] = (256, 256), answer_hidden_sizes: Sequence[int] = ()
 ) -> PolicyNetwork:
     """The policy network for the game ``settings`` (its observation layout and action space)."""
-    return PolicyNetwork(*_game_shape(settings), hidden_sizes, settings.num_actions, answer_hidden_sizes,
-                         _claim_view(settings, answer_hidden_sizes))
+    size, card_features, view = _game_inputs(settings, answer_hidden_sizes)
+    return PolicyNetwork(size, card_features, hidden_sizes, settings.num_actions, answer_hidden_sizes, view)
 
 
-def _game_shape(settings: Settings) -> tuple[int, int]:
+def _game_inputs(settings: Settings, answer_hidden_sizes: Sequence[int]) -> tuple[int, int, ClaimView | None]:
+    """The observation size, the card features and (with an answer head) the claim view of
+    the game ``settings``, from its one observation layout."""
     layout = ObservationLayout(settings)
-    return layout.size, layout.num_card_features
-
-
-def _claim_view(settings: Settings, answer_hidden_sizes: Sequence[int]) -> ClaimView | None:
-    return ClaimView(ObservationLayout(settings)) if answer_hidden_sizes else None
+    return layout.size, layout.num_card_features, ClaimView(layout) if answer_hidden_sizes else None
 
 
 class ValueNetwork(nn.Module):
@@ -242,8 +240,9 @@ def actor_critic(
     answer_hidden_sizes: Sequence[int] = (),
 ) -> ActorCritic:
     """The two networks of a run for the game ``settings``; the arguments as :class:`ActorCritic`'s."""
-    return ActorCritic(*_game_shape(settings), hidden_sizes, hidden_information_size, value_hidden_sizes,
-                       settings.num_actions, answer_hidden_sizes, _claim_view(settings, answer_hidden_sizes))
+    size, card_features, view = _game_inputs(settings, answer_hidden_sizes)
+    return ActorCritic(size, card_features, hidden_sizes, hidden_information_size, value_hidden_sizes,
+                       settings.num_actions, answer_hidden_sizes, view)
 
 
 def resolve_precision(precision: str, device: torch.device | str) -> str:
