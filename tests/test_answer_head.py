@@ -189,3 +189,34 @@ def test_r29_a_checkpoint_names_its_answer_head_as_the_schema_allows(tmp_path):
     (copy / "metadata.json").write_text(json.dumps({**plain, "answer_hidden_sizes": [8]}))
     with pytest.raises(CheckpointError, match="bluff variant"):
         read_metadata(copy)
+
+
+def test_r29_a_frozen_answer_head_keeps_its_weights_while_the_rest_learns_and_resumes(tmp_path):
+    """``freeze_answer_head``: the claims and the cards learn, the answers stay the starting
+    policy's, through a resume too (the optimizer holds no moments for the head)."""
+    _train(tmp_path, "start", answer_hidden_sizes=(8,))
+    start = tmp_path / "start" / "policy"
+    before = load_policy(start).network.state_dict()
+    trainer = _train(tmp_path, "frozen", answer_hidden_sizes=(8,), init_from=str(start), freeze_answer_head=True,
+                     checkpoint_every=2)
+    after = trainer.network.policy.cpu().state_dict()
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed and not any(k.startswith("answer_head.") for k in changed)
+    assert all(not p.requires_grad for p in trainer.network.policy.answer_head.parameters())
+    resumed = run(tiny_config(tmp_path, out_dir=str(tmp_path / "frozen")), resume=True, progress=False,
+                  resume_changes={"total_steps": 16 * 8 * 10})
+    assert resumed.config.freeze_answer_head and resumed.step > trainer.step
+    again = resumed.network.policy.cpu().state_dict()
+    for key in before:
+        assert torch.equal(before[key], again[key]) == key.startswith("answer_head."), key
+
+
+def test_r29_freezing_the_answer_head_needs_a_head_and_a_start_with_one(tmp_path):
+    with pytest.raises(ValueError, match="freeze_answer_head needs answer_hidden_sizes"):
+        Trainer(tiny_config(tmp_path, bluff=True, target=None, freeze_answer_head=True))
+    with pytest.raises(ValueError, match="freeze_answer_head needs init_from"):
+        Trainer(tiny_config(tmp_path, bluff=True, target=None, answer_hidden_sizes=(8,), freeze_answer_head=True))
+    hidden = tuple(read_metadata(CKPT_BLUFF)["hidden_sizes"])
+    with pytest.raises(CheckpointError, match="no answer head to freeze"):
+        Trainer(tiny_config(tmp_path, bluff=True, target=151, hidden_sizes=hidden, init_from=CKPT_BLUFF,
+                            answer_hidden_sizes=(8,), freeze_answer_head=True))

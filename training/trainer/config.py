@@ -47,6 +47,12 @@ class TrainConfig:
             like every other action. A best response finds every state where a context-reading
             answer is more gullible or more suspicious than the truth warrants; see the README's
             Exploitability section for what each gave.
+        freeze_answer_head: keep the answer head's weights as ``init_from`` (or the resumed
+            run) left them: the claims and the cards learn, the answers do not. Needs
+            ``answer_hidden_sizes`` and a start with an answer head. For training the claims
+            against a best response that never bluffs (PSRO-style, with that best response in
+            the pool): a learning answer head learns to believe it, and the next best response
+            bluffs against that (the cycle in the README's Exploitability section).
         value_hidden_sizes: widths of the value MLP's hidden layers (a separate network).
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
@@ -148,6 +154,7 @@ class TrainConfig:
 
     hidden_sizes: tuple[int, ...] = (256, 256)
     answer_hidden_sizes: tuple[int, ...] = ()
+    freeze_answer_head: bool = False
     value_hidden_sizes: tuple[int, ...] = (128, 128)
     privileged_value: bool = True
     init_from: str | None = None

@@ -52,9 +52,11 @@ class Trainer:
 
     ``shard``: this process's part of a distributed run (:mod:`training.trainer.distributed`:
     its games, its seed stream, the all-reduce of the gradients); default the whole run.
+    ``from_checkpoint``: the weights will be loaded from a run's checkpoint (:meth:`resume`),
+    so ``config.init_from`` is not read.
     """
 
-    def __init__(self, config: TrainConfig, shard: Shard | None = None) -> None:
+    def __init__(self, config: TrainConfig, shard: Shard | None = None, *, from_checkpoint: bool = False) -> None:
         c = dataclasses.replace(config, precision=resolve_precision(config.precision, config.device))
         check_hidden_sizes(c.hidden_sizes, "hidden_sizes")  # what a checkpoint may hold (read back bounded)
         check_hidden_sizes(c.value_hidden_sizes, "value_hidden_sizes")
@@ -62,6 +64,11 @@ class Trainer:
             check_hidden_sizes(c.answer_hidden_sizes, "answer_hidden_sizes")
             if not c.settings.bluff:
                 raise ValueError("answer_hidden_sizes needs the bluff variant (R29): without it nothing is answered")
+        if c.freeze_answer_head and not c.answer_hidden_sizes:
+            raise ValueError("freeze_answer_head needs answer_hidden_sizes (an answer head to freeze)")
+        if c.freeze_answer_head and c.init_from is None and not from_checkpoint:
+            raise ValueError("freeze_answer_head needs init_from: a policy with an answer head (a fresh head would "
+                             "stay at its random start)")
         self.config = c
         self.shard = shard or LOCAL
         if c.torch_threads:
@@ -73,11 +80,16 @@ class Trainer:
         self.engine = BatchedPisti(num_envs, seed=game_seed, device=self.device, reward="diff", **c.settings.to_dict())
         hidden_size = self.engine.hidden_information_size if c.privileged_value else 0
         self.network = _actor_critic(c, hidden_size).to(self.device)
-        if c.init_from is not None:
+        if c.init_from is not None and not from_checkpoint:
             self._warm_start(c.init_from)
+        if c.freeze_answer_head:
+            self.network.policy.answer_head.requires_grad_(False)
+        # What the optimizer updates: every parameter but a frozen answer head (its moments
+        # are never made, and a checkpoint's optimizer state is indexed over these).
+        self.trainable = [p for p in self.network.parameters() if p.requires_grad]
         # The reference policy of the KL regulariser (TrainConfig.magnet_coef): a frozen copy.
         self.magnet = copy.deepcopy(self.network.policy).requires_grad_(False) if c.magnet_coef > 0 else None
-        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=c.learning_rate, eps=c.adam_eps)
+        self.optimizer = torch.optim.Adam(self.trainable, lr=c.learning_rate, eps=c.adam_eps)
         self.generator = torch.Generator(device=self.device).manual_seed(game_seed)
         self.pool = OpponentPool(
             self.settings, tuple(c.baselines), c.pool_size, c.pool_temperature, self.device, c.pool_uniform_share,
@@ -114,6 +126,8 @@ class Trainer:
             raise CheckpointError(f"{directory}: its policy weights do not fit this run's policy network") from None
         if any(not key.startswith("answer_head.") for key in missing):  # pragma: no cover - checked shapes
             raise CheckpointError(f"{directory}: its policy lacks {sorted(missing)[:3]}")
+        if missing and self.config.freeze_answer_head:
+            raise CheckpointError(f"{directory}: its policy has no answer head to freeze (freeze_answer_head)")
         # Value weights: only of exactly this run's value network (a policy-only checkpoint, or
         # another value shape: the value network starts fresh).
         value = {f"value.{k}": tuple(v.shape) for k, v in self.network.value.state_dict().items()}
@@ -183,8 +197,8 @@ class Trainer:
                 total.backward()
                 terms = [getattr(losses, key) for key in stats if key != "magnet_kl"] + [pull]
                 figures = torch.stack([term.detach().float() for term in terms])
-                figures = shard.reduce(self.network.parameters(), figures)  # gradients (and figures) summed over ranks
-                torch.nn.utils.clip_grad_norm_(self.network.parameters(), c.max_grad_norm)
+                figures = shard.reduce(self.trainable, figures)  # gradients (and figures) summed over ranks
+                torch.nn.utils.clip_grad_norm_(self.trainable, c.max_grad_norm)
                 self.optimizer.step()
                 for key, value in zip(stats, figures.tolist()):
                     stats[key].append(value)
@@ -325,7 +339,8 @@ class Trainer:
         # The networks this config builds, on the meta device, against the weights' header.
         hidden_information = BatchedPisti(1, **config.settings.to_dict()).hidden_information_size
         shapes = network_shapes(lambda: _actor_critic(config, hidden_information if config.privileged_value else 0))
-        extra = validate_trainer_metadata(metadata, path, len(shapes))
+        frozen = "policy.answer_head." if config.freeze_answer_head else None  # no optimizer state
+        extra = validate_trainer_metadata(metadata, path, sum(not (frozen and k.startswith(frozen)) for k in shapes))
         weights = load_tensors(directory, MODEL_FILE, metadata, shapes)
         # The engine's batch (the only size the trainer state sets) before the engine is built:
         # the config's num_envs, shared by the run's processes (a distributed run saves rank 0's share).
@@ -338,8 +353,7 @@ class Trainer:
                 "or a rank's share of it)"
             )
         shard = (shard or LOCAL).resumed(int(metadata["update"]))
-        trainer = cls(dataclasses.replace(config, init_from=None), shard=shard)  # the weights come from the checkpoint
-        trainer.config = dataclasses.replace(trainer.config, init_from=config.init_from)
+        trainer = cls(config, shard=shard, from_checkpoint=True)
         trainer.network.load_state_dict(weights)
         expected, dtypes = trainer._trainer_state_layout(
             extra["pool"], any(k.startswith("optimizer.") for k in state_header), saved_games
@@ -393,7 +407,7 @@ class Trainer:
                 if k.startswith(("engine.", "collector.")):
                     layout[k] = ((games, *shape[1:]), dtype)
         if with_optimizer:
-            for index, parameter in enumerate(self.network.parameters()):
+            for index, parameter in enumerate(self.trainable):
                 layout[f"optimizer.{index}.step"] = ((), torch.float32)
                 layout[f"optimizer.{index}.exp_avg"] = (tuple(parameter.shape), torch.float32)
                 layout[f"optimizer.{index}.exp_avg_sq"] = (tuple(parameter.shape), torch.float32)
