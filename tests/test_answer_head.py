@@ -27,7 +27,6 @@ from training.trainer.train import Trainer, run  # noqa: E402
 from test_trainer import tiny_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-CKPT_BLUFF = str(ROOT / "checkpoints" / "pisti-bluff")
 BLUFF = make_settings(num_players=2, bluff=True, target=None)
 
 
@@ -122,6 +121,14 @@ def test_r29_an_answer_head_needs_the_bluff_variant_and_its_claim_view(tmp_path)
     assert policy_network(BLUFF, (32,)).answer_head is None  # the default: answers from the context
 
 
+@pytest.fixture(scope="module")
+def headless(tmp_path_factory) -> str:
+    """A bluff-variant policy without an answer head (its answers come from the context)."""
+    tmp_path = tmp_path_factory.mktemp("headless")
+    _train(tmp_path, "run")
+    return str(tmp_path / "run" / "policy")
+
+
 def _train(tmp_path: Path, name: str, **overrides) -> Trainer:
     config = tiny_config(tmp_path, bluff=True, target=None, self_play_share=0.5, snapshot_every=1,
                          precision="fp32", out_dir=str(tmp_path / name), **overrides)
@@ -152,13 +159,10 @@ def test_r29_a_policy_with_an_answer_head_is_saved_loaded_resumed_and_exploited_
         Trainer(tiny_config(tmp_path, bluff=True, target=None, init_from=str(policy)))
 
 
-def test_r29_a_run_with_an_answer_head_starts_from_a_policy_without_one(tmp_path):
+def test_r29_a_run_with_an_answer_head_starts_from_a_policy_without_one(tmp_path, headless):
     """Everything but the new head is the starting policy's; the head starts near 50/50."""
-    start = load_policy(CKPT_BLUFF).network
-    hidden = tuple(read_metadata(CKPT_BLUFF)["hidden_sizes"])
-    config = tiny_config(tmp_path, bluff=True, target=151, hidden_sizes=hidden, init_from=CKPT_BLUFF,
-                         answer_hidden_sizes=(8,))
-    trainer = Trainer(config)
+    start = load_policy(headless).network
+    trainer = Trainer(tiny_config(tmp_path, bluff=True, target=None, init_from=headless, answer_hidden_sizes=(8,)))
     mine = trainer.network.policy.state_dict()
     for key, value in start.state_dict().items():
         assert torch.equal(mine[key], value), key
@@ -169,9 +173,9 @@ def test_r29_a_run_with_an_answer_head_starts_from_a_policy_without_one(tmp_path
     assert p.tolist() == pytest.approx([0.5, 0.5], abs=0.02)
 
 
-def test_r29_a_checkpoint_names_its_answer_head_as_the_schema_allows(tmp_path):
+def test_r29_a_checkpoint_names_its_answer_head_as_the_schema_allows(tmp_path, headless):
     copy = tmp_path / "copy"
-    shutil.copytree(CKPT_BLUFF, copy)
+    shutil.copytree(headless, copy)
     metadata = json.loads((copy / "metadata.json").read_text())
     for bad, message in (([0], "widths"), ("32", "list"), ([8] * 99, "list")):
         (copy / "metadata.json").write_text(json.dumps({**metadata, "answer_hidden_sizes": bad}))
@@ -211,12 +215,11 @@ def test_r29_a_frozen_answer_head_keeps_its_weights_while_the_rest_learns_and_re
         assert torch.equal(before[key], again[key]) == key.startswith("answer_head."), key
 
 
-def test_r29_freezing_the_answer_head_needs_a_head_and_a_start_with_one(tmp_path):
+def test_r29_freezing_the_answer_head_needs_a_head_and_a_start_with_one(tmp_path, headless):
     with pytest.raises(ValueError, match="freeze_answer_head needs answer_hidden_sizes"):
         Trainer(tiny_config(tmp_path, bluff=True, target=None, freeze_answer_head=True))
     with pytest.raises(ValueError, match="freeze_answer_head needs init_from"):
         Trainer(tiny_config(tmp_path, bluff=True, target=None, answer_hidden_sizes=(8,), freeze_answer_head=True))
-    hidden = tuple(read_metadata(CKPT_BLUFF)["hidden_sizes"])
     with pytest.raises(CheckpointError, match="no answer head to freeze"):
-        Trainer(tiny_config(tmp_path, bluff=True, target=151, hidden_sizes=hidden, init_from=CKPT_BLUFF,
-                            answer_hidden_sizes=(8,), freeze_answer_head=True))
+        Trainer(tiny_config(tmp_path, bluff=True, target=None, init_from=headless, answer_hidden_sizes=(8,),
+                            freeze_answer_head=True))
