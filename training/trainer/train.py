@@ -47,6 +47,13 @@ def _actor_critic(config: TrainConfig, hidden_information_size: int) -> ActorCri
                         config.answer_hidden_sizes)
 
 
+def _trains(config: TrainConfig, name: str) -> bool:
+    """Whether the optimizer updates the run's parameter ``name`` (an :class:`ActorCritic`
+    parameter name): every one but a frozen answer head (``freeze_answer_head``), which
+    therefore has no optimizer state in a checkpoint either."""
+    return not (config.freeze_answer_head and name.startswith("policy.answer_head."))
+
+
 class Trainer:
     """Holds the run: engine, network, optimizer, opponent pool, collector and counters.
 
@@ -82,11 +89,12 @@ class Trainer:
         self.network = _actor_critic(c, hidden_size).to(self.device)
         if c.init_from is not None and not from_checkpoint:
             self._warm_start(c.init_from)
-        if c.freeze_answer_head:
-            self.network.policy.answer_head.requires_grad_(False)
-        # What the optimizer updates: every parameter but a frozen answer head (its moments
-        # are never made, and a checkpoint's optimizer state is indexed over these).
-        self.trainable = [p for p in self.network.parameters() if p.requires_grad]
+        # What the optimizer updates (a checkpoint's optimizer state is indexed over these).
+        self.trainable = []
+        for name, parameter in self.network.named_parameters():
+            parameter.requires_grad_(_trains(c, name))
+            if parameter.requires_grad:
+                self.trainable.append(parameter)
         # The reference policy of the KL regulariser (TrainConfig.magnet_coef): a frozen copy.
         self.magnet = copy.deepcopy(self.network.policy).requires_grad_(False) if c.magnet_coef > 0 else None
         self.optimizer = torch.optim.Adam(self.trainable, lr=c.learning_rate, eps=c.adam_eps)
@@ -339,8 +347,7 @@ class Trainer:
         # The networks this config builds, on the meta device, against the weights' header.
         hidden_information = BatchedPisti(1, **config.settings.to_dict()).hidden_information_size
         shapes = network_shapes(lambda: _actor_critic(config, hidden_information if config.privileged_value else 0))
-        frozen = "policy.answer_head." if config.freeze_answer_head else None  # no optimizer state
-        extra = validate_trainer_metadata(metadata, path, sum(not (frozen and k.startswith(frozen)) for k in shapes))
+        extra = validate_trainer_metadata(metadata, path, sum(_trains(config, k) for k in shapes))
         weights = load_tensors(directory, MODEL_FILE, metadata, shapes)
         # The engine's batch (the only size the trainer state sets) before the engine is built:
         # the config's num_envs, shared by the run's processes (a distributed run saves rank 0's share).
