@@ -188,6 +188,12 @@ def test_bluff_statistics_count_claims_and_answers_consistently():
     assert rnd["true_claims_believed"] + rnd["true_claims_challenged"] == rnd["claims"] - rnd["bluffs"]
     assert greedy["answers"] == rnd["claims"] and greedy["challenges_right"] == rnd["bluffs_caught"]
     assert rnd["score_diff_per_hand"] == -greedy["score_diff_per_hand"]
+    # The claimant's counts by hand size add up to its totals.
+    for figures in (rnd, greedy):
+        rows = figures["by_hand_size"].values()
+        for key in ("claim_chances", "claims", "bluffs", "bluffs_caught", "true_claims_challenged"):
+            assert sum(row[key] for row in rows) == figures[key]
+    assert set(rnd["by_hand_size"]) <= {"1", "2", "3", "4"} and rnd["by_hand_size"]
     with pytest.raises(ValueError, match="two players"):
         bluff_statistics(["random"], deals=1)
 

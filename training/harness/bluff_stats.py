@@ -9,7 +9,11 @@ each deal once with each player first, and counts for each player:
   challenged;
 * as answerer: how often it challenged, how often a challenge was right (a bluff caught), how
   often it believed a bluff;
-* its mean score difference per hand against the other.
+* its mean score difference per hand against the other;
+* the claimant's side of it by the claimant's hand size when it could claim (``by_hand_size``:
+  chances, claims, bluffs, bluffs caught, true claims challenged), a public fact the answerer
+  sees too: a policy whose claims are bluffs far more often at one hand size than at another
+  can be answered by challenging there and believing elsewhere, which a best response finds.
 
 The referee reads the real face-down card from the engine; the players never do.
 """
@@ -34,6 +38,9 @@ from pisti_env.flags import ArgumentParser, add_settings_arguments, fail, non_ne
 FIXED = ("num_players", "partnerships", "target", "decks", "bluff")
 
 
+# The claimant's counts broken down by its hand size (cards held before it plays).
+BY_HAND_SIZE = ("claim_chances", "claims", "bluffs", "bluffs_caught", "true_claims_challenged")
+
 COUNTS = (
     "decisions", "claim_chances", "claims", "bluffs", "bluffs_believed", "bluffs_caught", "true_claims_believed",
     "true_claims_challenged", "answers", "challenges", "challenges_right", "believed_bluffs",
@@ -49,6 +56,7 @@ def count_deals(players: Sequence[Player], game_settings: Settings, seed: int, s
             for index, player in enumerate(players):
                 player.reset(seed * 1_000_003 + deal * 2 + first + index)
             game = Game(game_settings, seed=seed * 1_000_003 + deal)
+            claim_hand_size = 0  # the hand size of the claim being answered
             while not game.done:
                 seat = game.turn
                 who = seat_player[seat]
@@ -57,11 +65,16 @@ def count_deals(players: Sequence[Player], game_settings: Settings, seed: int, s
                 c = counts[who]
                 c["decisions"] += 1
                 if any(FACE_DOWN <= a < BELIEVE for a in legal):
+                    held = len(game.hands[seat])
                     c["claim_chances"] += 1
-                if FACE_DOWN <= action < BELIEVE:
-                    lone = game.pile[0]
-                    c["claims"] += 1
-                    c["bluffs"] += RANK[action - FACE_DOWN] != RANK[lone]
+                    c["claim_chances", held] += 1
+                    if FACE_DOWN <= action < BELIEVE:
+                        bluff = RANK[action - FACE_DOWN] != RANK[game.pile[0]]
+                        c["claims"] += 1
+                        c["claims", held] += 1
+                        c["bluffs"] += bluff
+                        c["bluffs", held] += bluff
+                        claim_hand_size = held  # answered by the next action
                 elif action in (BELIEVE, CHALLENGE):
                     bluff = RANK[game.claim_card] != RANK[game.pile[0]]
                     claimant = counts[seat_player[game.claimant]]
@@ -69,7 +82,9 @@ def count_deals(players: Sequence[Player], game_settings: Settings, seed: int, s
                     if action == CHALLENGE:
                         c["challenges"] += 1
                         c["challenges_right"] += bluff
-                        claimant["bluffs_caught" if bluff else "true_claims_challenged"] += 1
+                        caught = "bluffs_caught" if bluff else "true_claims_challenged"
+                        claimant[caught] += 1
+                        claimant[caught, claim_hand_size] += 1
                     else:
                         c["believed_bluffs"] += bluff
                         claimant["bluffs_believed" if bluff else "true_claims_believed"] += 1
@@ -132,6 +147,10 @@ def bluff_statistics(
 
         report[spec] = {
             **{k: int(c[k]) for k in COUNTS},
+            "by_hand_size": {
+                str(size): {k: int(c[k, size]) for k in BY_HAND_SIZE}
+                for size in sorted({key[1] for key in c if isinstance(key, tuple)})
+            },
             "score_diff_per_hand": c["score_diff"] / hands,
             "claim_rate": rate("claims", "claim_chances"),
             "bluff_share_of_claims": rate("bluffs", "claims"),
@@ -162,8 +181,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail("pisti-bluff-stats", error)
     for spec, figures in report.items():
         print(spec)
+        by_hand_size = figures.pop("by_hand_size")
         for key, value in figures.items():
             print(f"  {key:<28} {value:.3f}" if isinstance(value, float) else f"  {key:<28} {value}")
+        if by_hand_size:
+            print(f"  {'as claimant, by hand size':<28} " + " ".join(f"{k:>{max(8, len(k))}}" for k in BY_HAND_SIZE))
+            for size, row in by_hand_size.items():
+                print(f"  {'holding ' + size:<28} " + " ".join(f"{row[k]:>{max(8, len(k))}}" for k in BY_HAND_SIZE))
+        figures["by_hand_size"] = by_hand_size
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump({"players": list(args.players), "deals": args.deals, "seed": args.seed, "figures": report}, f, indent=2)
