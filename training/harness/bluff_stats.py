@@ -64,17 +64,17 @@ def count_deals(players: Sequence[Player], game_settings: Settings, seed: int, s
                 action = players[who].act(SeatView(game, seat))
                 c = counts[who]
                 c["decisions"] += 1
+                held = len(game.hands[seat])
                 if any(FACE_DOWN <= a < BELIEVE for a in legal):
-                    held = len(game.hands[seat])
                     c["claim_chances"] += 1
                     c["claim_chances", held] += 1
-                    if FACE_DOWN <= action < BELIEVE:
-                        bluff = RANK[action - FACE_DOWN] != RANK[game.pile[0]]
-                        c["claims"] += 1
-                        c["claims", held] += 1
-                        c["bluffs"] += bluff
-                        c["bluffs", held] += bluff
-                        claim_hand_size = held  # answered by the next action
+                if FACE_DOWN <= action < BELIEVE:
+                    bluff = RANK[action - FACE_DOWN] != RANK[game.pile[0]]
+                    c["claims"] += 1
+                    c["claims", held] += 1
+                    c["bluffs"] += bluff
+                    c["bluffs", held] += bluff
+                    claim_hand_size = held  # answered by the next action
                 elif action in (BELIEVE, CHALLENGE):
                     bluff = RANK[game.claim_card] != RANK[game.pile[0]]
                     claimant = counts[seat_player[game.claimant]]
