@@ -136,7 +136,7 @@ def test_r29_the_shipped_bluff_policy_mixes_claims_and_answers_and_replays_with_
     env = pisti_env.env(bluff=True, target=None)
     mixed = {"answer": 0, "claim": 0}
     plain = 0
-    for seed in range(80):
+    for seed in range(400):
         env.reset(seed=seed)
         for agent in env.agent_iter():
             observation, _r, termination, truncation, _i = env.last()
@@ -168,8 +168,9 @@ def test_r29_the_shipped_bluff_policy_mixes_claims_and_answers_and_replays_with_
 
 def test_r29_the_exploit_target_keeps_its_game_and_budget_with_a_play_option(tmp_path):
     settings, train = resolve(ExploitConfig(target=f"{CKPT_BLUFF}:play=argmax", out_dir=str(tmp_path)))
-    metadata = json.loads((Path(CKPT_BLUFF) / "metadata.json").read_text())
-    assert settings.bluff and train.total_steps == metadata["step"]
+    # Its whole chain's budget (lineage.json), the play option notwithstanding.
+    lineage = json.loads((Path(CKPT_BLUFF) / "lineage.json").read_text())
+    assert settings.bluff and train.total_steps == lineage["total_training_steps"]
     assert train.baselines == (f"{CKPT_BLUFF}:play=argmax",)
     _settings, warm = resolve(ExploitConfig(target=f"{CKPT_BLUFF}:play=argmax", warm_start=True, out_dir=str(tmp_path)))
     assert warm.init_from == CKPT_BLUFF
