@@ -56,7 +56,6 @@ def count_deals(players: Sequence[Player], game_settings: Settings, seed: int, s
             for index, player in enumerate(players):
                 player.reset(seed * 1_000_003 + deal * 2 + first + index)
             game = Game(game_settings, seed=seed * 1_000_003 + deal)
-            claim_hand_size = 0  # the hand size of the claim being answered
             while not game.done:
                 seat = game.turn
                 who = seat_player[seat]
@@ -74,7 +73,6 @@ def count_deals(players: Sequence[Player], game_settings: Settings, seed: int, s
                     c["claims", held] += 1
                     c["bluffs"] += bluff
                     c["bluffs", held] += bluff
-                    claim_hand_size = held  # answered by the next action
                 elif action in (BELIEVE, CHALLENGE):
                     bluff = RANK[game.claim_card] != RANK[game.pile[0]]
                     claimant = counts[seat_player[game.claimant]]
@@ -84,7 +82,8 @@ def count_deals(players: Sequence[Player], game_settings: Settings, seed: int, s
                         c["challenges_right"] += bluff
                         caught = "bluffs_caught" if bluff else "true_claims_challenged"
                         claimant[caught] += 1
-                        claimant[caught, claim_hand_size] += 1
+                        # The claimant's hand size when it claimed: one more than now.
+                        claimant[caught, len(game.hands[game.claimant]) + 1] += 1
                     else:
                         c["believed_bluffs"] += bluff
                         claimant["bluffs_believed" if bluff else "true_claims_believed"] += 1
@@ -181,14 +180,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail("pisti-bluff-stats", error)
     for spec, figures in report.items():
         print(spec)
-        by_hand_size = figures.pop("by_hand_size")
         for key, value in figures.items():
-            print(f"  {key:<28} {value:.3f}" if isinstance(value, float) else f"  {key:<28} {value}")
-        if by_hand_size:
-            print(f"  {'as claimant, by hand size':<28} " + " ".join(f"{k:>{max(8, len(k))}}" for k in BY_HAND_SIZE))
-            for size, row in by_hand_size.items():
-                print(f"  {'holding ' + size:<28} " + " ".join(f"{row[k]:>{max(8, len(k))}}" for k in BY_HAND_SIZE))
-        figures["by_hand_size"] = by_hand_size
+            if key != "by_hand_size":
+                print(f"  {key:<28} {value:.3f}" if isinstance(value, float) else f"  {key:<28} {value}")
+        if figures["by_hand_size"]:
+            widths = [max(8, len(k)) for k in BY_HAND_SIZE]
+            print(f"  {'as claimant, by hand size':<28} " + " ".join(f"{k:>{w}}" for k, w in zip(BY_HAND_SIZE, widths)))
+            for size, row in figures["by_hand_size"].items():
+                print(f"  {'holding ' + size:<28} " + " ".join(f"{row[k]:>{w}}" for k, w in zip(BY_HAND_SIZE, widths)))
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump({"players": list(args.players), "deals": args.deals, "seed": args.seed, "figures": report}, f, indent=2)
