@@ -84,14 +84,22 @@ PACKED_CASES = [
 
 
 @pytest.mark.parametrize("settings", PACKED_CASES)
-@pytest.mark.parametrize("in_place", [False, True], ids=["fresh", "in-place"])
+@pytest.mark.parametrize("in_place", [None, "buffer", "unaligned"], ids=["fresh", "in-place", "in-place-unaligned"])
 def test_uint8_format_expands_to_the_float_observation_bit_for_bit(settings, in_place):
+    """Whatever the buffer: with 2 players (rows of whole 16-byte units) the card block is
+    gathered in place, unless the buffer's rows are not aligned to units (a row of a larger
+    storage at an odd offset); then, and with 3 or 4 players, through a scratch buffer."""
     batch = 16
     floats = BatchedPisti(batch, seed=3, **settings)
     packed = BatchedPisti(batch, seed=3, **settings)
     k = floats.encoder.layout.num_card_features
     assert k <= CARD_BYTES
-    buffer = packed.observation_buffer("uint8") if in_place else None
+    size = packed.packed_observation_size
+    buffer = {
+        None: None,
+        "buffer": packed.observation_buffer("uint8"),
+        "unaligned": torch.zeros(batch, size + 4, dtype=torch.uint8)[:, 4:],  # rows 4 bytes off the units
+    }[in_place]
     assert packed.packed_observation_size == CARD_BYTES * 52 + 4 * (floats.observation_size - 52 * k)
     a = floats.reset()
     b = packed.reset(observation_out=buffer, observation_format="uint8")
@@ -100,7 +108,7 @@ def test_uint8_format_expands_to_the_float_observation_bit_for_bit(settings, in_
     for _ in range(110):  # past two hand ends (48 moves each) and the restarts
         assert b.observation.dtype == torch.uint8
         assert b.observation.shape == (batch, packed.packed_observation_size)
-        if in_place:
+        if buffer is not None:
             assert b.observation.data_ptr() == buffer.data_ptr()
         assert expand(b.observation, k).numpy().tobytes() == a.observation.numpy().tobytes()
         assert torch.equal(a.action_mask, b.action_mask)

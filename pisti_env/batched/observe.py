@@ -50,6 +50,11 @@ class ObservationWriter:
         padded[:, :k] = rows
         self._padded_pairs = t.tensor(padded, torch.uint8).view(torch.complex128).view(-1)
         self._card_units = torch.empty(B * NUM_CARD_IDS, dtype=torch.complex128, device=dev)
+        # The same units seen as one row per game (an expanded view, no copy): where the output
+        # rows are whole units (:func:`_card_units_of`), one gather writes every card's row in place,
+        # without the intermediate buffer and its copy (gather takes int64 indices).
+        self._padded_rows = self._padded_pairs[None, :].expand(B, -1)
+        self._pair_index = torch.empty(B, NUM_CARD_IDS, dtype=torch.int64, device=dev)
         self._pair_buffer = torch.empty(B, NUM_CARD_IDS, dtype=CODE_DTYPE, device=dev)
         self._hand_feature = layout.feature_index["hand"]
         self._cards_size = layout.cards_size
@@ -155,13 +160,16 @@ class ObservationWriter:
         else:
             cards, rest = out[:, : self._packed_cards_size], out[:, self._packed_cards_size :].view(torch.float32)
         # Card block: each card's (location, playing seat) pair selects its feature row.
-        offset = self._seat_offset.index_select(0, seat)
-        pair = torch.add(state.code, offset[:, None], out=self._pair_buffer)
+        offset = self._seat_offset.index_select(0, seat)[:, None]
         if observation_format == "float":  # byte rows, converted while copied into place
             k = self._num_features
+            pair = torch.add(state.code, offset, out=self._pair_buffer)
             rows_of_features = torch.index_select(self._feature_pairs, 0, pair.view(-1), out=self._card_rows)
             cards.view(B, NUM_CARD_IDS, k).copy_(rows_of_features.view(B, NUM_CARD_IDS, k))
+        elif (units_out := _card_units_of(out)) is not None:
+            torch.gather(self._padded_rows, 1, torch.add(state.code, offset, out=self._pair_index), out=units_out)
         else:
+            pair = torch.add(state.code, offset, out=self._pair_buffer)
             units = torch.index_select(self._padded_pairs, 0, pair.view(-1), out=self._card_units)
             cards.copy_(units.view(torch.uint8).view(B, -1))
         # The pile's top card (0 written where the pile is empty: no card has the feature then).
@@ -240,3 +248,12 @@ class ObservationWriter:
         if not t.settings.last_card_pisti:
             may = may & ~((state.in_hands == 1) & (state.stock_pos == NUM_CARD_IDS))
         return may
+
+
+def _card_units_of(packed: torch.Tensor) -> torch.Tensor | None:
+    """The card block of ``packed`` (B, packed_size) uint8 observations as (B, 52) 16-byte
+    units (a view), when its rows are made of whole units (a packed size that is a multiple
+    of ``CARD_BYTES``, as with 2 players, and aligned rows); else ``None``."""
+    if packed.shape[1] % CARD_BYTES or packed.stride(0) % CARD_BYTES or packed.storage_offset() % CARD_BYTES:
+        return None
+    return packed.view(torch.complex128)[:, :NUM_CARD_IDS]
