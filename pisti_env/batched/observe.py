@@ -24,9 +24,9 @@ from .tables import Tables
 class ObservationWriter:
     """Writes the observations of B games into caller-owned storage, and their action masks.
 
-    Holds the encoder's tables as tensors and two scratch buffers of its own, reused by every
-    call (fresh memory of their size costs more than the copy); ``observe`` is therefore not
-    reentrant, and its result never aliases them.
+    Holds the encoder's tables as tensors and scratch buffers of its own (the card rows and
+    the row numbers of a lookup), reused by every call (fresh memory of their size costs more
+    than the copy); ``observe`` is therefore not reentrant, and its result never aliases them.
     """
 
     def __init__(self, tables: Tables, encoder: ObservationEncoder) -> None:
