@@ -257,6 +257,18 @@ def test_decks_are_uniform_enough_and_dealers_vary():
     assert abs(int(dealers[0]) - 1000) < 150
 
 
+def test_deck_order_is_the_same_in_numpy_and_torch():
+    """The CPU's NumPy deck draw and the torch one (every other device) give the same decks,
+    at the corners of the 32-bit keys and for random ones."""
+    from pisti_env.batched import decks
+
+    keys = torch.cat([torch.tensor([0, 1, 2**31 - 1, 2**31, 2**32 - 1]), torch.randint(0, 2**32, (3000,))])
+    numpy_decks, torch_decks = decks._deck_order_numpy(keys), decks._deck_order_torch(keys)
+    assert numpy_decks.dtype == torch_decks.dtype == torch.int64
+    assert torch.equal(numpy_decks, torch_decks)
+    assert torch.equal(numpy_decks.sort(1).values, torch.arange(52).expand(len(keys), 52))
+
+
 def check_pure_step(engine: BatchedPisti, state: BatchState, actions: torch.Tensor) -> None:
     before = {f.name: getattr(state, f.name).clone() for f in dataclasses.fields(BatchState)}
     new_state, _ = engine.step_state(state, actions)

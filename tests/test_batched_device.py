@@ -7,7 +7,7 @@ the source of :mod:`pisti_env.batched` instead:
 * every tensor it creates with a torch factory (``torch.zeros``, ``arange``, ``tensor``, …)
   names its device, so none lands on the CPU while the state lives on a GPU;
 * no hot-path module copies a tensor to the host (``.item()``, ``.cpu()``, ``.numpy()``,
-  ``.tolist()``), and the data-dependent branches and sizes (``bool(t.any())``,
+  ``.tolist()``; but for the documented CPU-only calls of ``CPU_ONLY_HOST_CALLS``), and the data-dependent branches and sizes (``bool(t.any())``,
   ``t.nonzero()``), each a GPU-to-host sync, are exactly the documented ones (a new one must be
   added here on purpose). A plain step without bluffs syncs twice in :mod:`.transitions` and
   once in :meth:`BatchedPisti.step`'s action check.
@@ -41,6 +41,9 @@ HOT_MODULES = {
     "compact.py": 0,
 }
 HOST_COPIES = {"item", "cpu", "numpy", "tolist"}
+# Host copies a module may make on purpose, each only where its tensor is on the CPU already
+# (a view, no copy): decks.py hands a CPU deck draw to NumPy, whose sort is ~10x torch's there.
+CPU_ONLY_HOST_CALLS = {"decks.py": 1}
 
 
 def calls(path: Path):
@@ -73,5 +76,5 @@ def test_hot_path_has_no_host_copies_and_only_the_documented_syncs(module):
             syncs += 1
         if isinstance(func, ast.Attribute) and func.attr == "nonzero":  # its size depends on the values
             syncs += 1
-    assert not host, host
+    assert len(host) == CPU_ONLY_HOST_CALLS.get(module, 0), host
     assert syncs == HOT_MODULES[module], (module, syncs)

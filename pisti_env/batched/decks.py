@@ -7,6 +7,7 @@ on every device. Changing anything here changes every game a seed gives: don't.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ..cards import JACK, NUM_CARD_IDS, TABLE_SIZE
@@ -50,11 +51,10 @@ def hashed_decks(
     k, device = slot.shape[0], slot.device
     attempt = torch.zeros(k, dtype=torch.int64, device=device)
     todo = torch.arange(k, device=device)
-    cards = torch.arange(NUM_CARD_IDS, device=device)
     deck = None
     for _ in range(_MAX_DRAWS):
         key = hash_key(seed, slot[todo], episode[todo], hand[todo], attempt[todo], device=device)
-        new = _sorted_order(mix(key[:, None] * _CARD_STRIDE + cards), cards)
+        new = deck_order(key)
         if cut:
             new = cut_stock_bottom(new, rank)
         deck = new if deck is None else deck.index_copy_(0, todo, new)
@@ -66,11 +66,36 @@ def hashed_decks(
     raise RuntimeError(f"could not draw a non-void deal in {_MAX_DRAWS} attempts")  # pragma: no cover
 
 
-def _sorted_order(values: torch.Tensor, cards: torch.Tensor) -> torch.Tensor:
-    """``torch.argsort(values, dim=1, stable=True)`` for (k, 52) values below 2**32, by a
-    plain sort of ``value * 64 + index`` (unique keys, so no tie to break; the index comes back
-    in the low bits): the same decks, a quarter faster than the stable argsort on a CPU."""
-    return torch.sort(values * _CARD_STRIDE + cards, dim=1).values & (_CARD_STRIDE - 1)
+def deck_order(key: torch.Tensor) -> torch.Tensor:
+    """(k, 52) int64: for each hash ``key`` (k,), the card ids in the order of the hashes
+    ``mix(key * 64 + card)``: a deck (item 0 dealt first). On a CPU the same permutation comes
+    from NumPy (:func:`_deck_order_numpy`, a tenth of the time: ``torch.sort`` of small rows
+    is slow there); elsewhere from :func:`_deck_order_torch`. Both give the same decks
+    (``tests/test_batched.py``)."""
+    return _deck_order_numpy(key) if key.device.type == "cpu" else _deck_order_torch(key)
+
+
+def _deck_order_torch(key: torch.Tensor) -> torch.Tensor:
+    """:func:`deck_order` in torch: ``argsort`` of the (k, 52) hashes (below 2**32), as a plain
+    sort of ``hash * 64 + card`` (unique keys, so no tie to break; the card comes back in the
+    low bits), a quarter faster than the stable argsort."""
+    cards = torch.arange(NUM_CARD_IDS, device=key.device)
+    hashes = mix(key[:, None] * _CARD_STRIDE + cards)
+    return torch.sort(hashes * _CARD_STRIDE + cards, dim=1).values & (_CARD_STRIDE - 1)
+
+
+def _deck_order_numpy(key: torch.Tensor) -> torch.Tensor:
+    """:func:`deck_order` for a CPU ``key``, in NumPy: :func:`mix` in uint32, whose products
+    wrap modulo 2**32 exactly as ``mix`` masks them, then ``np.sort`` of the same unique keys
+    as :func:`_deck_order_torch`."""
+    cards = np.arange(NUM_CARD_IDS, dtype=np.uint32)
+    x = key.numpy().astype(np.uint32)[:, None] * np.uint32(_CARD_STRIDE) + cards  # (key * 64 + card) & _MASK32
+    for shift, multiplier in ((16, 0x7FEB352D), (15, 0x2C1B3C6D), (16, 0x297A2D39)):
+        x ^= x >> shift
+        x *= np.uint32(multiplier)
+    x ^= x >> 15
+    order = np.sort(x.astype(np.int64) * _CARD_STRIDE + cards, axis=1) & (_CARD_STRIDE - 1)
+    return torch.from_numpy(order)
 
 
 def cut_stock_bottom(deck: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:
