@@ -422,7 +422,7 @@ def _settings(value: Any, path: Path, field: str = "settings") -> Settings:
 
 
 _OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world", "play",
-                    "answer_hidden_sizes"}
+                    "answer_hidden_sizes", "claim_hidden_sizes"}
 MAX_WORLD = 65_536  # processes of a distributed run whose checkpoint we read (rank 0 saves its share of the games)
 _REQUIRED_FIELDS = {"format", "format_version", "obs_version", "settings", "observation_size", "card_features",
                     "hidden_sizes", "files"}
@@ -475,10 +475,11 @@ def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
     _integer(metadata["observation_size"], path, "observation_size", layout.size, layout.size)
     _integer(metadata["card_features"], path, "card_features", layout.num_card_features, layout.num_card_features)
     check_hidden_sizes(metadata["hidden_sizes"], "hidden_sizes", path)
-    if metadata.get("answer_hidden_sizes", []) != []:  # absent or empty: the answers come from the action head
-        check_hidden_sizes(metadata["answer_hidden_sizes"], "answer_hidden_sizes", path)
-        if not settings.bluff:
-            raise _fail(path, "answer_hidden_sizes", "an answer head needs the bluff variant (R29) in settings")
+    for field, head in (("answer_hidden_sizes", "an answer head"), ("claim_hidden_sizes", "a claim head")):
+        if metadata.get(field, []) != []:  # absent or empty: no such head (the card logits decide)
+            check_hidden_sizes(metadata[field], field, path)
+            if not settings.bluff:
+                raise _fail(path, field, f"{head} needs the bluff variant (R29) in settings")
     files = _mapping(metadata["files"], path, "files", 2)
     for name, digest in files.items():
         if name not in (MODEL_FILE, TRAINER_FILE):
@@ -657,12 +658,14 @@ def network_shapes(build: Callable[[], torch.nn.Module]) -> dict[str, tuple[int,
 
 def network_of(metadata: Mapping[str, Any]) -> torch.nn.Module:
     """The policy network (:class:`~training.trainer.network.PolicyNetwork`, untrained) that a
-    checkpoint's checked ``metadata`` describes: its game's layout, ``hidden_sizes`` and
-    ``answer_hidden_sizes`` (absent in checkpoints without an answer head)."""
+    checkpoint's checked ``metadata`` describes: its game's layout, ``hidden_sizes``,
+    ``answer_hidden_sizes`` and ``claim_hidden_sizes`` (absent in checkpoints without such a
+    head)."""
     from .network import policy_network
 
     return policy_network(
-        make_settings(**metadata["settings"]), metadata["hidden_sizes"], metadata.get("answer_hidden_sizes", ())
+        make_settings(**metadata["settings"]), metadata["hidden_sizes"], metadata.get("answer_hidden_sizes", ()),
+        metadata.get("claim_hidden_sizes", ()),
     )
 
 

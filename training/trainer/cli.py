@@ -65,6 +65,7 @@ CONVERTERS = {
     "hidden_sizes": positive_int,
     "value_hidden_sizes": positive_int,
     "answer_hidden_sizes": positive_int,
+    "claim_hidden_sizes": positive_int,
     "init_from": checkpoint_dir,
     "learning_rate": positive_float,
     "adam_eps": positive_float,

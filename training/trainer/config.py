@@ -53,6 +53,17 @@ class TrainConfig:
             against a best response that never bluffs (PSRO-style, with that best response in
             the pool): a learning answer head learns to believe it, and the next best response
             bluffs against that (the cycle in the README's Exploitability section).
+        claim_hidden_sizes: bluff variant (R29): widths of the hidden layers of a claim head of
+            its own (:class:`~training.trainer.network.ClaimChanceView`): whether to play face
+            down on a lone card (a claim) or face up is then P(face down) = sigmoid of a small
+            MLP that reads only the lone card's rank, where its four cards are as the claimant
+            knows them (a true claim is possible or not), the seats' cards in hand and the
+            stock; which card is played within each kind still comes from the card logits.
+            Empty (default): face down and face up are scored by the card logits alone. A best
+            response drives a context-reading claimant into states unlike its training, where
+            it bluffs far more than its true claims can cover (README, Exploitability). A run
+            with a claim head may warm-start from a policy without one (the head starts at even
+            odds).
         value_hidden_sizes: widths of the value MLP's hidden layers (a separate network).
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
@@ -155,6 +166,7 @@ class TrainConfig:
     hidden_sizes: tuple[int, ...] = (256, 256)
     answer_hidden_sizes: tuple[int, ...] = ()
     freeze_answer_head: bool = False
+    claim_hidden_sizes: tuple[int, ...] = ()
     value_hidden_sizes: tuple[int, ...] = (128, 128)
     privileged_value: bool = True
     init_from: str | None = None

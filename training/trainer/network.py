@@ -80,6 +80,40 @@ class ClaimView:
         return torch.cat([lone, where, claimant_hand, observation[:, self.stock]], 1)
 
 
+class ClaimChanceView:
+    """What the choice to claim (R29: face down or face up on a lone card) reads when it has a
+    head of its own: the facts the answerer can weigh too, seen from the claimant's side.
+
+    * the lone card's rank (one-hot, 13);
+    * where the four cards of that rank are, as the claimant knows them (the rank's sum of
+      every card feature): above all whether it holds one (a true claim), and how many the
+      answerer could hold;
+    * every seat's cards in hand and the stock's size (scaled as in the observation).
+
+    Nothing else reaches the choice, so its bluff rate is one function of these few facts in
+    every game: a best response cannot steer the policy into states unlike its training where
+    it bluffs far more (the shipped A4 made 77% of its claims bluffs against a challenging best
+    response, README Exploitability), and the answer head reads the same kind of facts.
+    """
+
+    def __init__(self, layout: ObservationLayout) -> None:
+        if not layout.settings.bluff:
+            raise ValueError("a claim chance view needs the bluff variant (R29)")
+        self.card_features = layout.num_card_features
+        self.top = layout.feature_index["pile_top"]
+        self.hand = layout.feature_index["hand"]
+        self.hand_sizes = layout.by_name["hand_sizes"].slice
+        self.stock = layout.by_name["stock_size"].slice
+        self.size = NUM_RANKS + self.card_features + layout.num_players + 1
+
+    def __call__(self, observation: torch.Tensor, of_rank: torch.Tensor) -> torch.Tensor:
+        """(B, size) from the observations (B, observation_size) and their card block summed
+        over suits, ``of_rank`` (B, 13, K)."""
+        lone = of_rank[:, :, self.top]  # (B, 13): one-hot where the pile has a top card
+        where = (of_rank * lone[:, :, None]).sum(1)  # (B, K): the lone rank's cards
+        return torch.cat([lone, where, observation[:, self.hand_sizes], observation[:, self.stock]], 1)
+
+
 class PolicyNetwork(nn.Module):
     """Observation -> raw action logits (mask them with :func:`log_probs`): 52 cards, or 106
     actions with the bluff variant (R29: 52 face up, 52 face down, believe, challenge).
@@ -101,6 +135,14 @@ class PolicyNetwork(nn.Module):
     ``answer_hidden_sizes`` from an *answer head* of their own: a small MLP reading only
     :class:`ClaimView`'s facts, not the context.
 
+    With ``claim_hidden_sizes`` the choice between playing face down (a claim) and face up
+    comes from a *claim head* of its own, a small MLP reading only :class:`ClaimChanceView`'s
+    facts: the policy is then factored as P(face down) = sigmoid(claim head) and, within each
+    kind, the softmax of the card logits over the cards held (the face-down and face-up cards
+    a seat may play at a claim chance are the same: its hand). Where no claim is allowed the
+    face-down actions are masked, and the factoring shifts every face-up logit of a row by one
+    constant: the distribution there is the card logits' own.
+
     Args:
         observation_size: length of the observation vector (card block first, see
             :class:`pisti_env.observation.ObservationLayout`).
@@ -111,6 +153,10 @@ class PolicyNetwork(nn.Module):
             answers come from the action head. Only with the bluff variant.
         claim_view: the answer head's input (:class:`ClaimView` of the observation layout);
             required with ``answer_hidden_sizes``. :func:`policy_network` builds both.
+        claim_hidden_sizes: widths of the claim head's hidden layers (tanh); empty: face down
+            and face up are scored by the card logits alone. Only with the bluff variant.
+        claim_chance_view: the claim head's input (:class:`ClaimChanceView`); required with
+            ``claim_hidden_sizes``.
     """
 
     def __init__(
@@ -121,6 +167,8 @@ class PolicyNetwork(nn.Module):
         num_actions: int = NUM_ACTIONS,
         answer_hidden_sizes: Sequence[int] = (),
         claim_view: ClaimView | None = None,
+        claim_hidden_sizes: Sequence[int] = (),
+        claim_chance_view: ClaimChanceView | None = None,
     ) -> None:
         super().__init__()
         if observation_size < NUM_ACTIONS * card_features:
@@ -147,6 +195,16 @@ class PolicyNetwork(nn.Module):
             if claim_view is None or claim_view.card_features != card_features:
                 raise ValueError("an answer head needs the claim view of this observation layout (see policy_network)")
             self.answer_head = mlp(claim_view.size, self.answer_hidden_sizes, CHALLENGE - BELIEVE + 1, output_gain=0.01)
+        self.claim_hidden_sizes = tuple(int(h) for h in claim_hidden_sizes)
+        self.claim_chance_view = claim_chance_view
+        self.claim_head = None
+        if self.claim_hidden_sizes:
+            if num_actions != NUM_BLUFF_ACTIONS:
+                raise ValueError("claim_hidden_sizes needs the bluff variant (R29): without it nothing is claimed")
+            if claim_chance_view is None or claim_chance_view.card_features != card_features:
+                raise ValueError("a claim head needs the claim chance view of this observation layout (see policy_network)")
+            # One logit: the log-odds of face down; it starts near 0 (even odds).
+            self.claim_head = mlp(claim_chance_view.size, self.claim_hidden_sizes, 1, output_gain=0.01)
 
     def forward(self, observation: torch.Tensor) -> torch.Tensor:
         batch, k = observation.shape[0], self.card_features
@@ -166,22 +224,50 @@ class PolicyNetwork(nn.Module):
             answers = logits[:, BELIEVE:]  # from the context; no card term
         else:
             answers = self.answer_head(self.claim_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
-        return torch.cat([logits[:, :BELIEVE] + per_card, answers], 1)
+        plays = logits[:, :BELIEVE] + per_card
+        if self.claim_head is not None:
+            odds = self.claim_head(self.claim_chance_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
+            plays = _factored_plays(plays, cards[:, 0, :, self.claim_chance_view.hand] > 0, odds)
+        return torch.cat([plays, answers], 1)
+
+
+def _factored_plays(plays: torch.Tensor, held: torch.Tensor, odds: torch.Tensor) -> torch.Tensor:
+    """(B, 104) face-up then face-down logits whose softmax over the cards ``held`` (B, 52)
+    is P(face down) = sigmoid(``odds`` (B, 1)) times the softmax of the face-down logits over
+    ``held``, and the same for face up with 1 - sigmoid. A row without a held card (an answer
+    with an empty hand: its plays are all masked) is left as it is."""
+    floor = torch.finfo(plays.dtype).min
+    kinds = plays.view(-1, 2, NUM_CARD_IDS)
+    norm = torch.logsumexp(kinds.masked_fill(~held[:, None, :], floor), 2, keepdim=True)  # (B, 2, 1)
+    norm = torch.where(held.any(1)[:, None, None], norm, 0.0)
+    kind = torch.stack([nn.functional.logsigmoid(-odds), nn.functional.logsigmoid(odds)], 1)  # (B, 2, 1)
+    return (kinds - norm + kind).view_as(plays)
 
 
 def policy_network(
-    settings: Settings, hidden_sizes: Sequence[int] = (256, 256), answer_hidden_sizes: Sequence[int] = ()
+    settings: Settings,
+    hidden_sizes: Sequence[int] = (256, 256),
+    answer_hidden_sizes: Sequence[int] = (),
+    claim_hidden_sizes: Sequence[int] = (),
 ) -> PolicyNetwork:
     """The policy network for the game ``settings`` (its observation layout and action space)."""
-    size, card_features, view = _game_inputs(settings, answer_hidden_sizes)
-    return PolicyNetwork(size, card_features, hidden_sizes, settings.num_actions, answer_hidden_sizes, view)
+    size, card_features, view, chance_view = _game_inputs(settings, answer_hidden_sizes, claim_hidden_sizes)
+    return PolicyNetwork(size, card_features, hidden_sizes, settings.num_actions, answer_hidden_sizes, view,
+                         claim_hidden_sizes, chance_view)
 
 
-def _game_inputs(settings: Settings, answer_hidden_sizes: Sequence[int]) -> tuple[int, int, ClaimView | None]:
-    """The observation size, the card features and (with an answer head) the claim view of
-    the game ``settings``, from its one observation layout."""
+def _game_inputs(
+    settings: Settings, answer_hidden_sizes: Sequence[int], claim_hidden_sizes: Sequence[int] = ()
+) -> tuple[int, int, ClaimView | None, ClaimChanceView | None]:
+    """The observation size, the card features and (with an answer head, a claim head) the
+    views of the game ``settings``, from its one observation layout."""
     layout = ObservationLayout(settings)
-    return layout.size, layout.num_card_features, ClaimView(layout) if answer_hidden_sizes else None
+    return (
+        layout.size,
+        layout.num_card_features,
+        ClaimView(layout) if answer_hidden_sizes else None,
+        ClaimChanceView(layout) if claim_hidden_sizes else None,
+    )
 
 
 class ValueNetwork(nn.Module):
@@ -226,9 +312,12 @@ class ActorCritic(nn.Module):
         num_actions: int = NUM_ACTIONS,
         answer_hidden_sizes: Sequence[int] = (),
         claim_view: ClaimView | None = None,
+        claim_hidden_sizes: Sequence[int] = (),
+        claim_chance_view: ClaimChanceView | None = None,
     ) -> None:
         super().__init__()
-        self.policy = PolicyNetwork(observation_size, card_features, hidden_sizes, num_actions, answer_hidden_sizes, claim_view)
+        self.policy = PolicyNetwork(observation_size, card_features, hidden_sizes, num_actions, answer_hidden_sizes,
+                                    claim_view, claim_hidden_sizes, claim_chance_view)
         self.value = ValueNetwork(observation_size, hidden_information_size, value_hidden_sizes)
 
 
@@ -238,11 +327,12 @@ def actor_critic(
     hidden_information_size: int = 0,
     value_hidden_sizes: Sequence[int] = (128, 128),
     answer_hidden_sizes: Sequence[int] = (),
+    claim_hidden_sizes: Sequence[int] = (),
 ) -> ActorCritic:
     """The two networks of a run for the game ``settings``; the arguments as :class:`ActorCritic`'s."""
-    size, card_features, view = _game_inputs(settings, answer_hidden_sizes)
+    size, card_features, view, chance_view = _game_inputs(settings, answer_hidden_sizes, claim_hidden_sizes)
     return ActorCritic(size, card_features, hidden_sizes, hidden_information_size, value_hidden_sizes,
-                       settings.num_actions, answer_hidden_sizes, view)
+                       settings.num_actions, answer_hidden_sizes, view, claim_hidden_sizes, chance_view)
 
 
 def resolve_precision(precision: str, device: torch.device | str) -> str:

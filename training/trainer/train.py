@@ -44,7 +44,7 @@ def _actor_critic(config: TrainConfig, hidden_information_size: int) -> ActorCri
     """The networks ``config`` trains (untrained): the value network reads
     ``hidden_information_size`` entries of hidden information besides the observation (0: none)."""
     return actor_critic(config.settings, config.hidden_sizes, hidden_information_size, config.value_hidden_sizes,
-                        config.answer_hidden_sizes)
+                        config.answer_hidden_sizes, config.claim_hidden_sizes)
 
 
 def _trains(config: TrainConfig, name: str) -> bool:
@@ -71,6 +71,10 @@ class Trainer:
             check_hidden_sizes(c.answer_hidden_sizes, "answer_hidden_sizes")
             if not c.settings.bluff:
                 raise ValueError("answer_hidden_sizes needs the bluff variant (R29): without it nothing is answered")
+        if c.claim_hidden_sizes:
+            check_hidden_sizes(c.claim_hidden_sizes, "claim_hidden_sizes")
+            if not c.settings.bluff:
+                raise ValueError("claim_hidden_sizes needs the bluff variant (R29): without it nothing is claimed")
         if c.freeze_answer_head and not c.answer_hidden_sizes:
             raise ValueError("freeze_answer_head needs answer_hidden_sizes (an answer head to freeze)")
         if c.freeze_answer_head and c.init_from is None and not from_checkpoint:
@@ -127,14 +131,21 @@ class Trainer:
                 f"{directory}: its policy has answer_hidden_sizes {answer}, this run builds "
                 f"{list(self.config.answer_hidden_sizes)} (pass --answer-hidden-sizes {' '.join(map(str, answer))})"
             )
+        claim = list(metadata.get("claim_hidden_sizes", []))
+        if claim and claim != list(self.config.claim_hidden_sizes):
+            raise CheckpointError(
+                f"{directory}: its policy has claim_hidden_sizes {claim}, this run builds "
+                f"{list(self.config.claim_hidden_sizes)} (pass --claim-hidden-sizes {' '.join(map(str, claim))})"
+            )
+        heads = ("answer_head.",) * bool(self.config.answer_hidden_sizes) + ("claim_head.",) * bool(self.config.claim_hidden_sizes)
         try:
-            # A run with an answer head may start from a policy without one: the head starts fresh.
-            missing, _ = self.network.policy.load_state_dict(policy, strict=not self.config.answer_hidden_sizes)
+            # A run with an answer or claim head may start from a policy without one: the head starts fresh.
+            missing, _ = self.network.policy.load_state_dict(policy, strict=not heads)
         except RuntimeError:  # pragma: no cover - same game and widths give the same shapes
             raise CheckpointError(f"{directory}: its policy weights do not fit this run's policy network") from None
-        if any(not key.startswith("answer_head.") for key in missing):  # pragma: no cover - checked shapes
+        if any(not key.startswith(heads) for key in missing):  # pragma: no cover - checked shapes
             raise CheckpointError(f"{directory}: its policy lacks {sorted(missing)[:3]}")
-        if missing and self.config.freeze_answer_head:
+        if any(key.startswith("answer_head.") for key in missing) and self.config.freeze_answer_head:
             raise CheckpointError(f"{directory}: its policy has no answer head to freeze (freeze_answer_head)")
         # Value weights: only of exactly this run's value network (a policy-only checkpoint, or
         # another value shape: the value network starts fresh).
@@ -269,6 +280,7 @@ class Trainer:
             "card_features": self.network.policy.card_features,
             "hidden_sizes": list(c.hidden_sizes),
             **({"answer_hidden_sizes": list(c.answer_hidden_sizes)} if c.answer_hidden_sizes else {}),
+            **({"claim_hidden_sizes": list(c.claim_hidden_sizes)} if c.claim_hidden_sizes else {}),
             "step": self.step,
             "update": self.update,
             "config": c.to_dict(),
@@ -441,8 +453,9 @@ def saved_config(metadata: Mapping[str, Any], path: Path) -> TrainConfig:
         raise CheckpointError(f"{path}: field 'config.settings': not the checkpoint's settings")
     if list(config.hidden_sizes) != list(metadata["hidden_sizes"]):
         raise CheckpointError(f"{path}: field 'config.hidden_sizes': not the checkpoint's hidden_sizes")
-    if list(config.answer_hidden_sizes) != list(metadata.get("answer_hidden_sizes", [])):
-        raise CheckpointError(f"{path}: field 'config.answer_hidden_sizes': not the checkpoint's answer_hidden_sizes")
+    for field in ("answer_hidden_sizes", "claim_hidden_sizes"):
+        if list(getattr(config, field)) != list(metadata.get(field, [])):
+            raise CheckpointError(f"{path}: field 'config.{field}': not the checkpoint's {field}")
     try:
         check_hidden_sizes(config.value_hidden_sizes, "value_hidden_sizes", path)
     except CheckpointError as error:
