@@ -21,6 +21,8 @@ from .state import CODE_DTYPE, CODE_WIDTH, BatchState, put_, take
 from .tables import Tables
 
 _IN_STOCK = loc.STOCK * CODE_WIDTH + loc.NOBODY  # a card in the stock was never played
+_STOCK_SHOWN = loc.STOCK_SHOWN * CODE_WIDTH + loc.NOBODY  # R28: the shown stock bottom, not yet dealt
+_SHOWN_IN_HAND = (loc.HAND_SHOWN - loc.HAND) * CODE_WIDTH  # from a seat's hand code to its shown-card code
 
 
 def blank_state(t: Tables) -> BatchState:
@@ -59,14 +61,12 @@ def deal_(t: Tables, owned: BatchState, mask: torch.Tensor) -> BatchState:
     per_deal = HAND_SIZE * n
     order = torch.arange(per_deal, device=t.device)
     cards = owned.deck.gather(1, (owned.stock_pos[:, None] + order).clamp(max=NUM_CARD_IDS - 1))
-    first = (owned.dealer + 1) % n
-    receiver = (first[:, None] + order % n) % n  # (B, 4n)
+    first = t.next_seat.index_select(0, owned.dealer)
+    dealt = t.deal_codes.index_select(0, first)  # (B, 4n): into the receivers' hands
     current = owned.code.gather(1, cards)
-    # R28: the shown stock-bottom card stays in view in the hand that receives it. (A card
-    # in the stock was never played: its playing-seat code is NOBODY.)
-    shown = current == loc.STOCK_SHOWN * CODE_WIDTH + loc.NOBODY
-    dealt = torch.where(shown, loc.HAND_SHOWN + receiver, loc.HAND + receiver) * CODE_WIDTH + loc.NOBODY
-    owned.code.scatter_(1, cards, torch.where(mask[:, None], dealt.to(CODE_DTYPE), current))
+    # R28: the shown stock-bottom card stays in view in the hand that receives it.
+    dealt = torch.where(current == _STOCK_SHOWN, dealt + _SHOWN_IN_HAND, dealt)
+    owned.code.scatter_(1, cards, torch.where(mask[:, None], dealt, current))
     return owned.replace(
         stock_pos=owned.stock_pos + per_deal * mask,
         in_hands=owned.in_hands + per_deal * mask,
@@ -197,7 +197,7 @@ def new_hands(
         deck, attempt = decks, torch.zeros_like(state.attempt)
     if dealers is None:
         dealers = first_dealers(t.seed, state.slot, episode, n)
-    dealer = torch.where(new_episode, dealers, (state.dealer + 1) % n)
+    dealer = torch.where(new_episode, dealers, t.next_seat.index_select(0, state.dealer))
 
     # R6.1 and R7: table cards; Jacks on top slide under the pile and stay public.
     table = deck[:, :TABLE_SIZE]

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from .. import locations as loc
-from ..cards import NUM_CARD_IDS, RANK
+from ..cards import HAND_SIZE, NUM_CARD_IDS, RANK
 from ..counters import Counter, hand_result_keys, num_counters
 from ..rules import Settings
 from ..scoring import POINTS, captures, is_double_pisti, pisti_value
@@ -62,6 +62,10 @@ class Tables:
     # (0: keep), the played card's new code, and the seat's side.
     seat_play: torch.Tensor
     next_seat: torch.Tensor  # (n,) the seat after each seat in playing order
+    # (n, 4n) codes, row ``first``: each card of a deal that starts at seat ``first`` in the
+    # hand of the seat that receives it (R6.2: one card at a time, in playing order, four
+    # times round; never played: playing-seat code NOBODY).
+    deal_codes: torch.Tensor
     seats_are_sides: bool  # each seat its own side, in order (no partnerships): per-side is per-seat
     minus_ones: torch.Tensor  # (B, 1) int64 -1s: a seat's card leaves its hand
     # (B, 6) int64: where counter rows CAPTURED .. PISTI_POINTS of side 0 of each game lie in
@@ -122,6 +126,10 @@ def build_tables(settings: Settings, *, batch_size: int, device: torch.device, s
         play=t(play_table(settings)),
         seat_play=t(seat_play.reshape(2 * n, 3), CODE_DTYPE),
         next_seat=t([(seat + 1) % n for seat in range(n)]),
+        deal_codes=t(
+            [[(loc.HAND + (first + j) % n) * CODE_WIDTH + loc.NOBODY for j in range(HAND_SIZE * n)] for first in range(n)],
+            CODE_DTYPE,
+        ),
         seats_are_sides=[settings.side_of(i) for i in range(n)] == list(range(S)),
         minus_ones=torch.full((batch_size, 1), -1, dtype=torch.int64, device=device),
         face_up_counters=t(
