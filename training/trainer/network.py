@@ -188,23 +188,27 @@ class PolicyNetwork(nn.Module):
         self.feature_head = _orthogonal(nn.Linear(hidden_sizes[-1], self.plays * 2 * card_features), gain=0.01)
         self.answer_hidden_sizes = tuple(int(h) for h in answer_hidden_sizes)
         self.claim_view = claim_view
-        self.answer_head = None
-        if self.answer_hidden_sizes:
-            if num_actions != NUM_BLUFF_ACTIONS:
-                raise ValueError("answer_hidden_sizes needs the bluff variant (R29): without it nothing is answered")
-            if claim_view is None or claim_view.card_features != card_features:
-                raise ValueError("an answer head needs the claim view of this observation layout (see policy_network)")
-            self.answer_head = mlp(claim_view.size, self.answer_hidden_sizes, CHALLENGE - BELIEVE + 1, output_gain=0.01)
+        self.answer_head = self._view_head(self.answer_hidden_sizes, claim_view, CHALLENGE - BELIEVE + 1,
+                                           "answer_hidden_sizes", "nothing is answered", "an answer head", "claim view")
         self.claim_hidden_sizes = tuple(int(h) for h in claim_hidden_sizes)
         self.claim_chance_view = claim_chance_view
-        self.claim_head = None
-        if self.claim_hidden_sizes:
-            if num_actions != NUM_BLUFF_ACTIONS:
-                raise ValueError("claim_hidden_sizes needs the bluff variant (R29): without it nothing is claimed")
-            if claim_chance_view is None or claim_chance_view.card_features != card_features:
-                raise ValueError("a claim head needs the claim chance view of this observation layout (see policy_network)")
-            # One logit: the log-odds of face down; it starts near 0 (even odds).
-            self.claim_head = mlp(claim_chance_view.size, self.claim_hidden_sizes, 1, output_gain=0.01)
+        # One logit: the log-odds of face down (it starts near 0: even odds).
+        self.claim_head = self._view_head(self.claim_hidden_sizes, claim_chance_view, 1,
+                                          "claim_hidden_sizes", "nothing is claimed", "a claim head", "claim chance view")
+
+    def _view_head(
+        self, sizes: tuple[int, ...], view: ClaimView | ClaimChanceView | None, outputs: int, field: str,
+        without: str, head: str, view_name: str,
+    ) -> nn.Sequential | None:
+        """A small MLP reading ``view`` (R29's answer or claim head), or ``None`` without ``sizes``;
+        ``ValueError`` outside the bluff variant or without this layout's view."""
+        if not sizes:
+            return None
+        if self.num_actions != NUM_BLUFF_ACTIONS:
+            raise ValueError(f"{field} needs the bluff variant (R29): without it {without}")
+        if view is None or view.card_features != self.card_features:
+            raise ValueError(f"{head} needs the {view_name} of this observation layout (see policy_network)")
+        return mlp(view.size, sizes, outputs, output_gain=0.01)
 
     def forward(self, observation: torch.Tensor) -> torch.Tensor:
         batch, k = observation.shape[0], self.card_features
