@@ -17,14 +17,18 @@ _CARD_STRIDE = 64  # hash keys of one deck's cards: key * _CARD_STRIDE + card id
 _MAX_DRAWS = 100  # a void deal has probability 1/270725: the draw loop runs once or twice
 
 
+# The rounds of :func:`mix` (shift, then multiplier; multipliers below 2**31), and its last shift.
+_MIX_ROUNDS = ((16, 0x7FEB352D), (15, 0x2C1B3C6D), (16, 0x297A2D39))
+_MIX_LAST_SHIFT = 15
+
+
 def mix(x: torch.Tensor) -> torch.Tensor:
     """A 32-bit integer hash (xor-shift-multiply rounds); int64 tensors holding values below
     2**32, multipliers below 2**31 so nothing overflows."""
     x = x & _MASK32
-    x = ((x ^ (x >> 16)) * 0x7FEB352D) & _MASK32
-    x = ((x ^ (x >> 15)) * 0x2C1B3C6D) & _MASK32
-    x = ((x ^ (x >> 16)) * 0x297A2D39) & _MASK32
-    return x ^ (x >> 15)
+    for shift, multiplier in _MIX_ROUNDS:
+        x = ((x ^ (x >> shift)) * multiplier) & _MASK32
+    return x ^ (x >> _MIX_LAST_SHIFT)
 
 
 def hash_key(seed: int, *parts: torch.Tensor | int, device: torch.device) -> torch.Tensor:
@@ -90,10 +94,10 @@ def _deck_order_numpy(key: torch.Tensor) -> torch.Tensor:
     as :func:`_deck_order_torch`."""
     cards = np.arange(NUM_CARD_IDS, dtype=np.uint32)
     x = key.numpy().astype(np.uint32)[:, None] * np.uint32(_CARD_STRIDE) + cards  # (key * 64 + card) & _MASK32
-    for shift, multiplier in ((16, 0x7FEB352D), (15, 0x2C1B3C6D), (16, 0x297A2D39)):
+    for shift, multiplier in _MIX_ROUNDS:
         x ^= x >> shift
         x *= np.uint32(multiplier)
-    x ^= x >> 15
+    x ^= x >> _MIX_LAST_SHIFT
     order = np.sort(x.astype(np.int64) * _CARD_STRIDE + cards, axis=1) & (_CARD_STRIDE - 1)
     return torch.from_numpy(order)
 
