@@ -47,6 +47,10 @@ def _actor_critic(config: TrainConfig, hidden_information_size: int) -> ActorCri
                         config.answer_hidden_sizes, config.claim_hidden_sizes)
 
 
+# R29's heads of their own (TrainConfig fields), each with what a game without bluffs lacks.
+_HEADS = {"answer_hidden_sizes": "nothing is answered", "claim_hidden_sizes": "nothing is claimed"}
+
+
 def _trains(config: TrainConfig, name: str) -> bool:
     """Whether the optimizer updates the run's parameter ``name`` (an :class:`ActorCritic`
     parameter name): every one but a frozen answer head (``freeze_answer_head``), which
@@ -67,14 +71,11 @@ class Trainer:
         c = dataclasses.replace(config, precision=resolve_precision(config.precision, config.device))
         check_hidden_sizes(c.hidden_sizes, "hidden_sizes")  # what a checkpoint may hold (read back bounded)
         check_hidden_sizes(c.value_hidden_sizes, "value_hidden_sizes")
-        if c.answer_hidden_sizes:
-            check_hidden_sizes(c.answer_hidden_sizes, "answer_hidden_sizes")
-            if not c.settings.bluff:
-                raise ValueError("answer_hidden_sizes needs the bluff variant (R29): without it nothing is answered")
-        if c.claim_hidden_sizes:
-            check_hidden_sizes(c.claim_hidden_sizes, "claim_hidden_sizes")
-            if not c.settings.bluff:
-                raise ValueError("claim_hidden_sizes needs the bluff variant (R29): without it nothing is claimed")
+        for field, without in _HEADS.items():  # before the engine is built
+            if getattr(c, field):
+                check_hidden_sizes(getattr(c, field), field)
+                if not c.settings.bluff:
+                    raise ValueError(f"{field} needs the bluff variant (R29): without it {without}")
         if c.freeze_answer_head and not c.answer_hidden_sizes:
             raise ValueError("freeze_answer_head needs answer_hidden_sizes (an answer head to freeze)")
         if c.freeze_answer_head and c.init_from is None and not from_checkpoint:
@@ -125,18 +126,13 @@ class Trainer:
                 f"{directory}: its policy has hidden_sizes {hidden}, this run builds {list(self.config.hidden_sizes)} "
                 f"(pass --hidden-sizes {' '.join(map(str, hidden))} to warm-start from it)"
             )
-        answer = list(metadata.get("answer_hidden_sizes", []))
-        if answer and answer != list(self.config.answer_hidden_sizes):
-            raise CheckpointError(
-                f"{directory}: its policy has answer_hidden_sizes {answer}, this run builds "
-                f"{list(self.config.answer_hidden_sizes)} (pass --answer-hidden-sizes {' '.join(map(str, answer))})"
-            )
-        claim = list(metadata.get("claim_hidden_sizes", []))
-        if claim and claim != list(self.config.claim_hidden_sizes):
-            raise CheckpointError(
-                f"{directory}: its policy has claim_hidden_sizes {claim}, this run builds "
-                f"{list(self.config.claim_hidden_sizes)} (pass --claim-hidden-sizes {' '.join(map(str, claim))})"
-            )
+        for field in _HEADS:
+            theirs, mine = list(metadata.get(field, [])), list(getattr(self.config, field))
+            if theirs and theirs != mine:
+                raise CheckpointError(
+                    f"{directory}: its policy has {field} {theirs}, this run builds {mine} "
+                    f"(pass --{field.replace('_', '-')} {' '.join(map(str, theirs))})"
+                )
         heads = ("answer_head.",) * bool(self.config.answer_hidden_sizes) + ("claim_head.",) * bool(self.config.claim_hidden_sizes)
         try:
             # A run with an answer or claim head may start from a policy without one: the head starts fresh.
@@ -453,7 +449,7 @@ def saved_config(metadata: Mapping[str, Any], path: Path) -> TrainConfig:
         raise CheckpointError(f"{path}: field 'config.settings': not the checkpoint's settings")
     if list(config.hidden_sizes) != list(metadata["hidden_sizes"]):
         raise CheckpointError(f"{path}: field 'config.hidden_sizes': not the checkpoint's hidden_sizes")
-    for field in ("answer_hidden_sizes", "claim_hidden_sizes"):
+    for field in _HEADS:
         if list(getattr(config, field)) != list(metadata.get(field, [])):
             raise CheckpointError(f"{path}: field 'config.{field}': not the checkpoint's {field}")
     try:
