@@ -42,6 +42,15 @@ def mlp(input_size: int, hidden_sizes: Sequence[int], output_size: int, output_g
     return nn.Sequential(*layers)
 
 
+def lone_rank(of_rank: torch.Tensor, top: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """R29's lone card as both claim views read it, from the card block summed over suits
+    ``of_rank`` (B, 13, K) and the pile-top feature's index ``top``: its rank (B, 13), one-hot
+    where the pile has a top card (a claim waits, or may be made, on a lone card), and the
+    rank's sum of every card feature (B, K): where its four cards are as the observer knows."""
+    lone = of_rank[:, :, top]
+    return lone, (of_rank * lone[:, :, None]).sum(1)
+
+
 class ClaimView:
     """What the answer to a claim (R29) reads when it has a head of its own: the facts that bear
     on whether the claim is true, picked out of the answerer's observation, and nothing else.
@@ -74,8 +83,7 @@ class ClaimView:
     def __call__(self, observation: torch.Tensor, of_rank: torch.Tensor) -> torch.Tensor:
         """(B, size) from the observations (B, observation_size) and their card block summed
         over suits, ``of_rank`` (B, 13, K)."""
-        lone = of_rank[:, :, self.top]  # (B, 13): one-hot while a claim waits
-        where = (of_rank * lone[:, :, None]).sum(1)  # (B, K): the lone rank's cards
+        lone, where = lone_rank(of_rank, self.top)
         claimant_hand = (observation[:, self.claimant] * observation[:, self.hand_sizes]).sum(1, keepdim=True)
         return torch.cat([lone, where, claimant_hand, observation[:, self.stock]], 1)
 
@@ -109,8 +117,7 @@ class ClaimChanceView:
     def __call__(self, observation: torch.Tensor, of_rank: torch.Tensor) -> torch.Tensor:
         """(B, size) from the observations (B, observation_size) and their card block summed
         over suits, ``of_rank`` (B, 13, K)."""
-        lone = of_rank[:, :, self.top]  # (B, 13): one-hot where the pile has a top card
-        where = (of_rank * lone[:, :, None]).sum(1)  # (B, K): the lone rank's cards
+        lone, where = lone_rank(of_rank, self.top)
         return torch.cat([lone, where, observation[:, self.hand_sizes], observation[:, self.stock]], 1)
 
 
