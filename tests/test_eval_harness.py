@@ -198,6 +198,20 @@ def test_bluff_statistics_count_claims_and_answers_consistently():
         bluff_statistics(["random"], deals=1)
 
 
+def test_bluff_statistics_count_the_chances_of_a_true_claim():
+    """R29: a chance at which the claimant holds the lone card's rank is a true-claim chance;
+    the honest bluffer claims at every one of them and only there, challenger at none."""
+    from training.harness.bluff_stats import bluff_statistics
+
+    report = bluff_statistics(["bluffer:card=honest", "challenger"], deals=8, seed=2)
+    honest, challenger = report["bluffer:card=honest"], report["challenger"]
+    assert honest["bluffs"] == 0 and honest["claims"] > 0
+    assert honest["true_claim_chances"] == honest["claims"] < honest["claim_chances"]
+    assert honest["true_claim_rate"] == 1.0
+    assert challenger["claims"] == 0 and 0 < challenger["true_claim_chances"] <= challenger["claim_chances"]
+    assert challenger["true_claim_rate"] == 0.0
+
+
 def test_baseline_margins_are_the_evaluations_pairs_from_the_players_side():
     """What every recipe reports: an object player (here a RandomAgent under a label) gets the
     same margin as the same player by its spec, and each is the evaluate() pair's difference."""

@@ -6,7 +6,10 @@ each deal once with each player first, and counts for each player:
 
 * as claimant: its chances to play face down, its claims, how many were bluffs (the face-down
   card not of the lone card's rank), how often its bluffs were believed and its true claims
-  challenged;
+  challenged; and the chances at which it held a card of the lone card's rank (a true claim
+  was open to it: ``true_claim_chances``) with how often it then claimed (``true_claim_rate``:
+  a true claim scores at least what playing the card face up does, so below 1 the policy
+  leaves points on the table);
 * as answerer: how often it challenged, how often a challenge was right (a bluff caught), how
   often it believed a bluff;
 * its mean score difference per hand against the other;
@@ -42,7 +45,7 @@ FIXED = ("num_players", "partnerships", "target", "decks", "bluff")
 BY_HAND_SIZE = ("claim_chances", "claims", "bluffs", "bluffs_caught", "true_claims_challenged")
 
 COUNTS = (
-    "decisions", "claim_chances", "claims", "bluffs", "bluffs_believed", "bluffs_caught", "true_claims_believed",
+    "decisions", "claim_chances", "true_claim_chances", "claims", "bluffs", "bluffs_believed", "bluffs_caught", "true_claims_believed",
     "true_claims_challenged", "answers", "challenges", "challenges_right", "believed_bluffs",
 )
 
@@ -67,6 +70,8 @@ def count_deals(players: Sequence[Player], game_settings: Settings, seed: int, s
                 if any(FACE_DOWN <= a < BELIEVE for a in legal):
                     c["claim_chances"] += 1
                     c["claim_chances", held] += 1
+                    lone_rank = RANK[game.pile[0]]
+                    c["true_claim_chances"] += any(RANK[card] == lone_rank for card in game.hands[seat])
                 if FACE_DOWN <= action < BELIEVE:
                     bluff = RANK[action - FACE_DOWN] != RANK[game.pile[0]]
                     c["claims"] += 1
@@ -152,6 +157,9 @@ def bluff_statistics(
             },
             "score_diff_per_hand": c["score_diff"] / hands,
             "claim_rate": rate("claims", "claim_chances"),
+            "true_claim_rate": (
+                (c["claims"] - c["bluffs"]) / c["true_claim_chances"] if c["true_claim_chances"] else float("nan")
+            ),
             "bluff_share_of_claims": rate("bluffs", "claims"),
             "bluffs_believed_rate": rate("bluffs_believed", "bluffs"),
             "true_claims_challenged_rate": (
