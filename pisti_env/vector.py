@@ -5,8 +5,8 @@
 single-agent env :class:`~pisti_env.single_agent.PistiEnv`: one learner seat, every other seat
 played by a built-in player; but all N are held by one :class:`~pisti_env.batched.BatchedPisti`
 and the other seats choose with their players' batched form (``act_batch``: ``"random"``,
-``"greedy"``, any checkpoint path, or a player object that has one; ``"expert"`` and ``"pimc"``
-have none and are refused).
+``"greedy"``, ``"expert"`` (without the bluff variant or the shown stock-bottom card), any
+checkpoint path, or a player object that has one; ``"pimc"`` has none and is refused).
 
 * **Step**: every game is at the learner's turn; the learners' actions are applied, then the
   games whose seat to move is not the learner's are stepped (and only those: the engine's

@@ -2,8 +2,8 @@
 
 * the same deals as the Python path (the Python game's deck and dealer, R5–R7, R28), and the
   same result of every deal, seating by seating, for checkpoints (their most likely legal
-  action) and for ``random`` and ``greedy`` (the Python players' own draws), on 2, 3 and 4
-  players, partnerships (R4) and the bluff variant (R29);
+  action) and for ``random``, ``greedy`` and ``expert`` (the Python players' own draws), on 2,
+  3 and 4 players, partnerships (R4) and the bluff variant (R29; ``expert`` without it);
 * the replays of the first games (``save_games``) are the games played;
 * players drawing from the block's torch generator (``bluffer``, ``challenger``) are
   reproducible with the seed;
@@ -51,7 +51,8 @@ CASES = {
 
 
 @pytest.mark.parametrize("case,specs", [(c, ("A", "B")) for c in sorted(CASES)]
-                         + [(c, ("greedy", "random")) for c in sorted(CASES)] + [("2p", ("A", "greedy"))])
+                         + [(c, ("greedy", "random")) for c in sorted(CASES)] + [("2p", ("A", "greedy"))]
+                         + [(c, ("expert", "A")) for c in ("2p", "3p", "4p-partners")] + [("2p", ("expert", "greedy"))])
 def test_batched_deals_give_the_python_results_deal_by_deal_r5_r7(case, specs):
     settings = make_settings(target=None, **CASES[case])
     lineup = [p % 2 for p in range(settings.num_players)]
@@ -94,16 +95,18 @@ def test_generator_players_are_reproducible_with_the_seed_r29():
 
 def test_why_not_batched_names_the_reason():
     hand = make_settings(num_players=2, target=None)
-    greedy, expert = make_player("greedy", settings=hand), make_player("expert")
+    greedy, pimc = make_player("greedy", settings=hand), make_player("pimc", settings=hand)
     seat = make_seatings([0, 1], hand)
     assert why_not_batched(Table(("greedy", "greedy"), seat, hand), [greedy, greedy]) is None
-    assert "expert" in why_not_batched(Table(("greedy", "expert"), seat, hand), [greedy, expert])
+    assert "pimc" in why_not_batched(Table(("greedy", "pimc"), seat, hand), [greedy, pimc])
+    bluff_expert = make_player("expert", settings=make_settings(num_players=2, target=None, bluff=True))
+    assert "expert" in why_not_batched(Table(("greedy", "expert"), seat, hand), [greedy, bluff_expert])
     match = make_settings(num_players=2, target=51)
     assert "matches" in why_not_batched(Table(("greedy", "greedy"), seat, match), [greedy, greedy])
     bluff = make_settings(num_players=2, target=None, bluff=True, show_stock_bottom=True)
     assert "show_stock_bottom" in why_not_batched(Table(("greedy", "greedy"), seat, bluff), [greedy, greedy])
-    with pytest.raises(ValueError, match="batched engine: .*expert"):
-        play_batched(Table(("greedy", "expert"), seat, hand), [greedy, expert], 2, 0)
+    with pytest.raises(ValueError, match="batched engine: .*pimc"):
+        play_batched(Table(("greedy", "pimc"), seat, hand), [greedy, pimc], 2, 0)
     with pytest.raises(ValueError, match="block"):
         play_batched(Table(("greedy", "greedy"), seat, hand), [greedy, greedy], 2, 0, block=0)
 
@@ -127,10 +130,15 @@ def test_evaluate_engines_agree_on_deterministic_players_and_pick_the_engine():
     assert auto["settings"]["engine"] == "auto" and python["settings"]["engine"] == "python"
     assert _figures(auto) == _figures(python)  # deals and the (Python-engine) match alike
     assert auto["ladder"] == python["ladder"]
-    mixed = evaluate(["A", "expert"], deals=2, matches=0, seed=0, bootstrap=0, workers=1, loader=loader)
-    assert mixed["tables"][0]["engine"] == "python"  # expert has no batched form
-    with pytest.raises(ValueError, match="engine='batched'.*expert.*no batched form"):
-        evaluate(["A", "expert"], deals=2, matches=0, engine="batched", loader=loader)
+    mixed = evaluate(["A", "pimc:n=2"], deals=2, matches=0, seed=0, bootstrap=0, workers=1, loader=loader)
+    assert mixed["tables"][0]["engine"] == "python"  # pimc has no batched form
+    with pytest.raises(ValueError, match="engine='batched'.*pimc.*no batched form"):
+        evaluate(["A", "pimc:n=2"], deals=2, matches=0, engine="batched", loader=loader)
+    # expert has one: with a network at the table, auto plays it batched, with the same figures.
+    kw = dict(deals=6, matches=0, seed=3, bootstrap=10, workers=1, loader=loader)
+    auto = evaluate(["A", "expert"], **kw)
+    assert auto["tables"][0]["engine"] == "batched"
+    assert _figures(auto) == _figures(evaluate(["A", "expert"], engine="python", **kw))
     with pytest.raises(ValueError, match="engine must be one of"):
         evaluate(["A", "B"], deals=2, matches=0, engine="gpu", loader=loader)
 
@@ -146,5 +154,5 @@ def test_cli_engine_flag_and_saved_games(tmp_path, capsys):
     assert main(["greedy", "random", "--deals", "4", "--matches", "0", "--bootstrap", "0", "--quiet", "--no-plots",
                  "--workers", "1", "--out", str(out)]) == 0  # auto: scripted players alone stay on the Python engine
     assert json.loads((out / "report.json").read_text())["tables"][0]["engine"] == "python"
-    assert main(["greedy", "expert", "--deals", "2", "--engine", "batched", "--quiet", "--out", str(out)]) != 0
+    assert main(["greedy", "pimc", "--deals", "2", "--engine", "batched", "--quiet", "--out", str(out)]) != 0
     assert "batched" in capsys.readouterr().err

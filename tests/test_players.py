@@ -39,7 +39,7 @@ def test_every_kind_of_player_follows_the_protocol():
     for spec, player in players.items():
         assert isinstance(player, Player) and isinstance(player.name, str), spec
     batched = {spec for spec, p in players.items() if has_batched_form(p)}
-    assert batched == {"random", "greedy", "checkpoint"}
+    assert batched == {"random", "greedy", "expert", "checkpoint"}
     assert all(isinstance(players[spec], BatchedPlayer) for spec in batched)
 
 

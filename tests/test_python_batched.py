@@ -4,8 +4,9 @@
 * The wrapper chooses, game for game, what the Python player chooses at a Python table dealt
   the same deck (an independent ``Game``, not the converter's), seeded alike, on every table
   and with bluffs (R29): converting a batched game loses nothing a seat's view holds (R30).
-* The pool seats such a player (``expert``) and hands it the engine state; a rollout against it
-  is reproducible from the trainer's seed.
+* The pool seats such a player (``expert`` with bluffs, R29: its batched form covers the games
+  without them) and hands it the engine state; a rollout against it is reproducible from the
+  trainer's seed.
 * The registry wraps only when asked (``python_engine=True``); the vector env, which has no
   state to hand over, still refuses.
 """
@@ -43,7 +44,9 @@ def test_wrapper_chooses_as_the_python_player_on_a_python_table_dealt_alike(kw, 
     engine = BatchedPisti(batch, seed=3, **kw)
     out = engine.reset()
     tables = [Game(settings, deck=engine.state.deck[b].tolist(), dealer=int(engine.state.dealer[b])) for b in range(batch)]
-    wrapped = as_batched_player(spec, "test", python_engine=True, settings=settings)
+    # A player built without the settings has no batched form (expert's covers the plain game):
+    # the wrapper plays it through the Python engine on every table.
+    wrapped = as_batched_player(make_player(spec), "test", python_engine=True, settings=settings)
     reference = make_player(spec, settings=settings)
     assert isinstance(wrapped, PythonPlayerBatched) and needs_engine_state(wrapped) and not has_batched_form(wrapped)
     k = 0
@@ -89,10 +92,13 @@ def test_pool_plays_expert_from_the_engine_state_reproducibly():
 
 
 def test_pool_needs_the_state_for_a_python_player_and_registry_wraps_only_when_asked():
-    settings = make_settings(num_players=2)
+    plain = make_settings(num_players=2)
+    pool = OpponentPool(plain, ("random", "expert"), 4, 5.0, torch.device("cpu"))
+    assert [type(e.player).__name__ for e in pool.entries] == ["RandomAgent", "ExpertAgent"]  # batched form
+    settings = make_settings(num_players=2, bluff=True)  # R29: expert's claims and answers, in Python only
     pool = OpponentPool(settings, ("random", "expert"), 4, 5.0, torch.device("cpu"))
     assert [type(e.player).__name__ for e in pool.entries] == ["RandomAgent", "PythonPlayerBatched"]
-    engine = BatchedPisti(4, seed=0, num_players=2)
+    engine = BatchedPisti(4, seed=0, num_players=2, bluff=True)
     out = engine.reset()
     with pytest.raises(ValueError, match="'expert' plays through the Python engine: pass the engine's state"):
         pool.act(1, out.observation, out.action_mask, torch.Generator())
@@ -114,4 +120,6 @@ def test_pool_needs_the_state_for_a_python_player_and_registry_wraps_only_when_a
     from pisti_env.vector import PistiVectorEnv
 
     with pytest.raises(ValueError, match="no batched form"):
-        PistiVectorEnv(2, opponent="expert")
+        PistiVectorEnv(2, opponent="expert", bluff=True)
+    with pytest.raises(ValueError, match="no batched form"):
+        PistiVectorEnv(2, opponent="pimc")

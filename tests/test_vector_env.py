@@ -127,12 +127,23 @@ def test_illegal_learner_action_names_the_game_and_changes_nothing():
     env.step(actions)
 
 
-@pytest.mark.parametrize("spec", ["expert", "pimc:n=2"])
-def test_players_without_batched_form_are_refused(spec):
+@pytest.mark.parametrize("spec, bluff", [("expert", True), ("pimc:n=2", False)])
+def test_players_without_batched_form_are_refused(spec, bluff):
+    """pimc has no batched form; expert has one without the bluff variant only (R29)."""
     with pytest.raises(ValueError, match="no batched form"):
-        PistiVectorEnv(2, opponent=spec)
+        PistiVectorEnv(2, opponent=spec, bluff=bluff)
     with pytest.raises(ValueError, match="no batched form"):
-        PistiVectorEnv(2, opponent="greedy", partner=spec, num_players=4, partnerships=True)
+        PistiVectorEnv(2, opponent="greedy", partner=spec, num_players=4, partnerships=True, bluff=bluff)
+
+
+def test_expert_plays_through_its_batched_form():
+    env = PistiVectorEnv(8, opponent="expert", partner="expert", num_players=4, partnerships=True, target=None)
+    obs, _ = env.reset(seed=0)
+    episodes = 0
+    for _ in range(40):
+        obs, rewards, terminated, truncated, info = env.step(np.array([np.flatnonzero(m)[0] for m in env.action_masks()]))
+        episodes += int(terminated.sum())
+    assert episodes > 0 and np.isfinite(rewards).all()
 
 
 def test_bad_arguments_are_refused():

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import TYPE_CHECKING
 
 from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
 from ..cards import JACK, RANK
@@ -43,7 +44,54 @@ from .bluffing import challenge_pays, challenge_probability, claim_true_probabil
 from .endgame import endgame_values
 from .view import SeatView
 
-__all__ = ["ExpertAgent", "hold_probability"]
+if TYPE_CHECKING:
+    import torch
+
+    from ..rules import Settings
+    from .expert_batched import BatchedExpert
+
+__all__ = ["ExpertAgent", "batched_form_covers", "endgame_choices", "hold_probability"]
+
+# Values closer than this are a tie (the choice is then drawn at random).
+TIE = 1e-9
+
+
+def batched_form_covers(settings: Settings) -> bool:
+    """Whether the batched form (:mod:`~pisti_env.agents.expert_batched`) plays the games of
+    ``settings``: one deck, without the bluff variant (its claims and answers are counted per
+    decision in Python) and without the shown stock-bottom card (R28: the observation does not
+    say which other hand holds it)."""
+    return settings.decks == 1 and not settings.bluff and not settings.show_stock_bottom
+
+
+def endgame_choices(
+    legal: list[int], unseen: list[int], free: int, known: list[int], top: int | None, pile_size: int,
+    pile_points: int, last_capturer: int | None, captured: tuple[int, int], settings: Settings, max_worlds: int,
+    memo: dict | None = None,
+) -> list[int] | None:
+    """Two players, stock empty (R18): the exact last-deal choice when the other hand is one of
+    at most ``max_worlds`` possible ones, else ``None``.
+
+    The other hand is ``known`` (R28: the shown stock-bottom card it holds) plus ``free`` cards
+    of ``unseen``; every such hand is solved exactly (:func:`~pisti_env.agents.endgame.endgame_values`)
+    and the cards of ``legal`` are valued by their total over the hands. Returns the cards
+    within :data:`TIE` of the best total, in ``legal``'s order. ``last_capturer``: 0 the
+    mover's side, 1 the other, ``None`` nobody; ``captured``: cards captured this hand
+    (mover's side, other side); ``pile_points``: the points of the (all known) pile. ``memo``:
+    solved positions to share with other calls of the same ``settings`` (a fresh one by default).
+    """
+    worlds = math.comb(len(unseen), free) if 0 <= free <= len(unseen) else 0
+    if not 0 < worlds <= max_worlds:
+        return None
+    totals = dict.fromkeys(legal, 0.0)
+    memo = {} if memo is None else memo
+    for hand in itertools.combinations(unseen, free):
+        values = endgame_values(legal, list(hand) + known, top, pile_size, pile_points, last_capturer, captured,
+                                settings, memo)
+        for card, value in values.items():
+            totals[card] += value
+    best = max(totals.values())
+    return [c for c in legal if totals[c] > best - TIE]
 
 
 class ExpertAgent(Agent):
@@ -62,6 +110,9 @@ class ExpertAgent(Agent):
             card's rank bluffs (see :mod:`~pisti_env.agents.bluffing`), 0..1.
         challenge_rate: bluff variant: how often it assumes a claim is challenged although the
             answerer's card counting says to believe it, 0..1.
+        settings: the game it plays; with it, in the games :func:`batched_form_covers`, it also
+            has a batched form (``act_batch``, :meth:`batched_form`) for the batched engine's
+            observations, making the same choices; without it (or in other games) it has none.
     """
 
     name = "expert"
@@ -76,6 +127,7 @@ class ExpertAgent(Agent):
         endgame_worlds: int = 6,
         bluff_rate: float = 0.2,
         challenge_rate: float = 0.1,
+        settings: Settings | None = None,
     ) -> None:
         super().__init__(seed)
         if isinstance(endgame_worlds, bool) or not isinstance(endgame_worlds, int) or endgame_worlds < 0:
@@ -95,18 +147,60 @@ class ExpertAgent(Agent):
         self.lead_bonus = float(lead_bonus)
         self.bluff_rate = float(bluff_rate)
         self.challenge_rate = float(challenge_rate)
+        self.settings = settings
+        self._batched: dict[str, BatchedExpert] = {}  # the batched form per device, built on first use (torch)
+        if settings is not None and batched_form_covers(settings):
+            # Only for the games it covers, so has_batched_form() is False elsewhere and callers
+            # keep such games on the Python engine.
+            self.act_batch = self._act_batch
+
+    def batched_form(self, device: "torch.device | str" = "cpu") -> "BatchedExpert":
+        """The batched form of this player (:class:`~pisti_env.agents.expert_batched.BatchedExpert`,
+        same options) for the observations of its ``settings``: the same tie set of best cards."""
+        if self.settings is None or not batched_form_covers(self.settings):
+            raise ValueError("expert's batched form reads observations of given settings without the bluff variant, "
+                             "show_stock_bottom or two decks: build it with make_player('expert', settings=...)")
+        form = self._batched.get(str(device))
+        if form is None:
+            from .expert_batched import BatchedExpert
+
+            form = self._batched[str(device)] = BatchedExpert(
+                self.settings, card_weight=self.card_weight, jack_keep=self.jack_keep, point_keep=self.point_keep,
+                lead_bonus=self.lead_bonus, endgame_worlds=self.endgame_worlds, device=device,
+            )
+        return form
+
+    def _act_batch(self, observation: "torch.Tensor", mask: "torch.Tensor", generator: "torch.Generator") -> "torch.Tensor":
+        """The same choices for a batch of the batched engine's observations and masks, ties
+        drawn from ``generator`` (see :class:`~pisti_env.agents.expert_batched.BatchedExpert`)."""
+        return self.batched_form(observation.device)(observation, mask, generator)
 
     def choose(self, view: SeatView, legal: list[int]) -> int:
         if legal[0] >= BELIEVE:  # R29: answering a claim
             return self._answer(view)
+        best = self.best_actions(view, legal)
+        return best[0] if len(best) == 1 else best[self.rng.randrange(len(best))]
+
+    def best_actions(self, view: SeatView, legal: list[int]) -> list[int]:
+        """The actions of ``legal`` (a play, not an answer) that the expert values most, in
+        ``legal``'s order: its choice is one of them, drawn with its generator when there are
+        several. The exact endgame's best cards when it applies, else the rules of thumb's."""
         cards = [a for a in legal if a < FACE_DOWN]
         may_claim = len(cards) < len(legal)
         # The exact endgame knows no face-down plays: with a claim possible, the rules of thumb.
         if (self.endgame_worlds and not may_claim and view.num_players == 2 and view.stock_size == 0
                 and view.pile_hidden == 0):
-            card = self._endgame(view, cards)
-            if card is not None:
-                return card
+            other = 1 - view.seat
+            known = [view.stock_bottom] if view.stock_bottom_holder == other else []  # R28
+            last = view.last_capturer
+            counts = view.captured_count
+            best = endgame_choices(
+                cards, view.unseen, view.hand_sizes[other] - len(known), known, view.pile_top, view.pile_size,
+                view.pile_known_points, None if last is None else int(last != view.side),
+                (counts[view.side], counts[1 - view.side]), view.settings, self.endgame_worlds,
+            )
+            if best is not None:
+                return best
         settings = view.settings
         seat, side = view.seat, view.side
         n = view.num_players
@@ -184,11 +278,11 @@ class ExpertAgent(Agent):
         best_value = None
         best: list[int] = []
         for action, value in values:
-            if best_value is None or value > best_value + 1e-9:
+            if best_value is None or value > best_value + TIE:
                 best_value, best = value, [action]
-            elif value > best_value - 1e-9:
+            elif value > best_value - TIE:
                 best.append(action)
-        return best[0] if len(best) == 1 else best[self.rng.randrange(len(best))]
+        return best
 
     def _answer(self, view: SeatView) -> int:
         """R29: challenge when it pays in expectation, the claim's truth estimated by card
@@ -202,31 +296,6 @@ class ExpertAgent(Agent):
         hidden = POINTS[known] if known is not None else (view.unseen_points / unseen_total if unseen_total else 0.0)
         cards = POINTS[lone] + hidden + 2 * self._card_weight(view)  # what the claimant takes
         return CHALLENGE if challenge_pays(q, stake, cards) else BELIEVE
-
-    def _endgame(self, view: SeatView, legal: list[int]) -> int | None:
-        """The exact last-deal choice when the other hand is one of few possible ones, else ``None``."""
-        unseen = view.unseen
-        other = 1 - view.seat
-        known = [view.stock_bottom] if view.stock_bottom_holder == other else []  # R28
-        free = view.hand_sizes[other] - len(known)
-        worlds = math.comb(len(unseen), free) if 0 <= free <= len(unseen) else 0
-        if not 0 < worlds <= self.endgame_worlds:
-            return None
-        last = view.last_capturer
-        counts = view.captured_count
-        totals = dict.fromkeys(legal, 0.0)
-        memo: dict = {}
-        for hand in itertools.combinations(unseen, free):
-            values = endgame_values(
-                legal, list(hand) + known, view.pile_top, view.pile_size, view.pile_known_points,
-                None if last is None else int(last != view.side), (counts[view.side], counts[1 - view.side]),
-                view.settings, memo,
-            )
-            for card, value in values.items():
-                totals[card] += value
-        best = max(totals.values())
-        choices = [c for c in legal if totals[c] > best - 1e-9]
-        return choices[0] if len(choices) == 1 else choices[self.rng.randrange(len(choices))]
 
     def _card_weight(self, view: SeatView) -> float:
         """Majority value of one more captured card (R21): nothing once the majority is settled."""

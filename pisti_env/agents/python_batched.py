@@ -1,5 +1,6 @@
 """Any player on the batched engine, through the Python engine (issue 13): the batched form of
-the players that have no native one (``expert``, ``pimc``, ``ismcts``, any player object).
+the players that have no native one (``pimc``, ``ismcts``, ``expert`` with bluffs or the shown
+stock-bottom card, any player object).
 
 :class:`PythonPlayerBatched` wraps a :class:`~pisti_env.agents.base.Player` and gives it
 ``act_state(state, rows, generator)`` (:class:`~pisti_env.agents.base.StatePlayer`): each game
@@ -11,7 +12,7 @@ one game after another: a batched player (``act_batch``) is far faster where the
 
 It reads the engine state, not the observations, so only the engine's users that hand it the
 state can seat it: the trainer's opponent pool (:class:`training.trainer.pool.OpponentPool`, so
-``pisti-train --baselines expert`` and ``pisti-exploit expert``).
+``pisti-train --bluff --baselines expert`` and ``pisti-exploit pimc``).
 
 This module imports torch only when a batch is played.
 """

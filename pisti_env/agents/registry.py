@@ -194,8 +194,9 @@ def as_batched_player(
     """:func:`as_player` for the batched engine's users.
 
     A player with a batched form (``act_batch``: ``random``, ``greedy``, ``bluffer``,
-    ``challenger``, checkpoints) is returned as it is. Any other (``expert``, ``pimc``,
-    ``ismcts``, a player object) is, with ``python_engine=True``, wrapped in a
+    ``challenger``, checkpoints, ``expert`` given ``settings`` without bluffs, the shown
+    stock-bottom card or two decks) is returned as it is. Any other (``pimc``, ``ismcts``, such
+    an ``expert``, a player object) is, with ``python_engine=True``, wrapped in a
     :class:`~pisti_env.agents.python_batched.PythonPlayerBatched`, which plays it through the
     Python engine at Python speed and needs the engine's state (``act_state``, see
     :func:`~pisti_env.agents.base.needs_engine_state`): only a caller that hands it the state
@@ -214,6 +215,7 @@ def as_batched_player(
         return PythonPlayerBatched(player, kwargs.get("settings") or Settings())
     raise ValueError(
         f"{role} {spec!r} has no batched form (act_batch): 'random', 'greedy', 'bluffer', 'challenger', "
+        f"'expert' (given the settings of a game without bluffs, show_stock_bottom or two decks), "
         f"a checkpoint path or a player object with act_batch have one{hint}"
     )
 

@@ -11,11 +11,12 @@ action for the same observation in both forms gives the same per-deal results on
 a checkpoint (its most likely legal action) does, which ``tests/test_batched_eval.py`` checks
 deal by deal.
 
-``random`` and ``greedy`` draw here exactly as on the Python path: each seat of each game
-keeps the ``random.Random`` its Python player would have (seeded by
+``random``, ``greedy`` and ``expert`` draw here exactly as on the Python path: each seat of
+each game keeps the ``random.Random`` its Python player would have (seeded by
 :func:`.duplicate.player_seed`) and draws from it at the same decisions (``random``: any
-decision with two or more legal actions; ``greedy``: a tie among its best cards,
-:meth:`~pisti_env.agents.greedy_batched.BatchedGreedy.best_cards`), so they give the Python
+decision with two or more legal actions; ``greedy`` and ``expert``: a tie among their best
+cards, :meth:`~pisti_env.agents.greedy_batched.BatchedGreedy.best_cards`,
+:meth:`~pisti_env.agents.expert_batched.BatchedExpert.best_cards`), so they give the Python
 path's results deal by deal too. Other players with random choices (``bluffer``,
 ``challenger``, a sampling checkpoint) draw from one torch generator per block, seeded by
 (master seed, stream, block): reproducible with the seed and deal count, equal to the Python
@@ -35,7 +36,7 @@ import random
 from typing import Any, Callable, Sequence
 
 from pisti_env.actions import BELIEVE
-from pisti_env.agents import Agent, GreedyAgent, Player, RandomAgent, has_batched_form
+from pisti_env.agents import Agent, ExpertAgent, GreedyAgent, Player, RandomAgent, has_batched_form
 from pisti_env.arguments import check_int
 from pisti_env.cards import NUM_CARD_IDS
 from pisti_env.deal import first_deal
@@ -68,7 +69,8 @@ def why_not_batched(table: Table, players: Sequence[Player]) -> str | None:
                 "claim (see pisti_env.agents.greedy_batched)")
     slow = [spec for spec, p in zip(table.specs, players) if not has_batched_form(p)]
     if slow:
-        return f"{slow} have no batched form (act_batch): only random, greedy, bluffer, challenger and checkpoints do"
+        return (f"{slow} have no batched form (act_batch): only random, greedy, expert (without the bluff variant or "
+                "show_stock_bottom), bluffer, challenger and checkpoints do")
     return None
 
 
@@ -209,7 +211,7 @@ def _play_block(
 
 
 class _PythonDraws:
-    """``random`` and ``greedy`` with the random draws of their Python players: one
+    """``random``, ``greedy`` and ``expert`` with the random draws of their Python players: one
     ``random.Random`` per (row, seat), seeded as the Python path reseeds the seat's player
     (:func:`.duplicate.player_seed` of the deal's seed, the seating and the seat), drawn from
     at the decisions where the Python player draws, with the same ``randrange``.
@@ -228,9 +230,9 @@ class _PythonDraws:
 
     @staticmethod
     def plays(player: Player) -> bool:
-        """Whether ``player`` is one whose Python draws this reproduces (exactly ``random`` or
-        ``greedy``, not a subclass such as ``bluffer``)."""
-        return type(player) in (RandomAgent, GreedyAgent)
+        """Whether ``player`` is one whose Python draws this reproduces (exactly ``random``,
+        ``greedy`` or ``expert`` with a batched form, not a subclass such as ``bluffer``)."""
+        return type(player) in (RandomAgent, GreedyAgent) or (type(player) is ExpertAgent and has_batched_form(player))
 
     def _rng(self, row: int, seat: int) -> random.Random:
         rng = self._rngs.get((row, seat))
@@ -240,14 +242,18 @@ class _PythonDraws:
         return rng
 
     def act(self, player: Player, rows: Any, seats: Any, observation: Any, mask: Any, generator: Any) -> Any:
-        """The actions of ``player`` (random or greedy) for ``rows`` (each with two or more
-        legal actions), whose seats to move are ``seats``."""
+        """The actions of ``player`` (random, greedy or expert) for ``rows`` (each with two or
+        more legal actions), whose seats to move are ``seats``."""
         import torch
 
         if isinstance(player, RandomAgent):  # Agent.act: legal[rng.randrange(len(legal))]
             choices = mask
             action = torch.zeros(rows.numel(), dtype=torch.int64, device=mask.device)
             draw = torch.ones(rows.numel(), dtype=torch.bool, device=mask.device)
+        elif isinstance(player, ExpertAgent):  # ExpertAgent.choose: best[rng.randrange(len(best))] on a tie
+            choices = player.batched_form(mask.device).best_cards(observation, mask[:, :NUM_CARD_IDS])
+            action = choices.to(torch.uint8).argmax(1)
+            draw = choices.sum(1) > 1
         else:  # greedy_card: best[rng.randrange(len(best))] on a tie
             if self._greedy is None:
                 from pisti_env.agents.greedy_batched import BatchedGreedy

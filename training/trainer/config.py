@@ -123,8 +123,9 @@ class TrainConfig:
             (0 = none: the pool holds the baselines only, as in a best response).
         pool_size: the most snapshots kept (the oldest leaves first).
         baselines: the opponents the pool always holds: registry specs. Players with a batched
-            form (``random``, ``greedy``, ``bluffer``, ``challenger``, a checkpoint path) read
-            the observations; any other (``expert``, ``pimc``) plays through the Python engine
+            form (``random``, ``greedy``, ``expert`` without bluffs, ``bluffer``, ``challenger``, a
+            checkpoint path) read the observations; any other (``pimc``, ``expert`` with bluffs)
+            plays through the Python engine
             (:class:`~pisti_env.agents.python_batched.PythonPlayerBatched`), at its Python speed.
         pool_temperature: a game's opponent is drawn with probability ∝
             ``exp(-learner_margin / pool_temperature)`` where ``learner_margin`` is the

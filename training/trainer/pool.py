@@ -6,7 +6,7 @@ Every opponent maps a batch of observations and masks (exactly what ``BatchedPis
 seat to move) to one action per game, so it reads nothing a seat may not know (R30–R31). The
 baselines are built by the registry (:func:`pisti_env.agents.make_player`); a snapshot is a
 sampling :class:`~training.trainer.policy.CheckpointPlayer`. A baseline without a batched form
-(``expert``, ``pimc``, ...) is a :class:`~pisti_env.agents.python_batched.PythonPlayerBatched`:
+(``pimc``, ``expert`` with bluffs, ...) is a :class:`~pisti_env.agents.python_batched.PythonPlayerBatched`:
 it reads the engine's state instead (converted to Python games, each seat's view only), at
 Python speed.
 
