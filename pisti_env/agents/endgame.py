@@ -10,7 +10,7 @@ not needed.
 
 from __future__ import annotations
 
-from ..cards import JACK, RANK, TEN_DIAMONDS
+from ..cards import JACK, NUM_CARD_IDS, RANK, TEN_DIAMONDS
 from ..rules import Settings
 from ..scoring import MAJORITY_POINTS, POINTS, pisti_value
 
@@ -43,38 +43,42 @@ def endgame_values(
     on both sides to the end of the hand, the sweep and the majority included.
     """
     memo = {} if memo is None else memo
-    values: dict[int, float] = {}
+    # Cards of one rank and value play alike (the 10♦ is the only 10 worth points, R17, R20), so
+    # the search runs on their kinds, each hand a sorted tuple: a position's key needs no sort.
+    hand = tuple(sorted(KIND[card] for card in mine))
+    other = tuple(sorted(KIND[card] for card in theirs))
+    top_kind = None if top is None else KIND[top]
+    last = 0 if last_capturer is None else 1 + last_capturer
+    lead = captured[0] - captured[1]
     tried: dict[tuple[int, int], float] = {}
-    for i, card in enumerate(mine):
-        key = (RANK[card], POINTS[card])
-        if key not in tried:  # cards of one rank and value play alike
-            tried[key] = _play(card, mine[:i] + mine[i + 1:], theirs, top, pile_size, pile_points,
-                               0 if last_capturer is None else 1 + last_capturer, captured[0] - captured[1],
-                               settings, memo)
-        values[card] = tried[key]
-    return values
+    for i, kind in enumerate(hand):
+        if kind not in tried:
+            tried[kind] = _play(kind, hand[:i] + hand[i + 1:], other, top_kind, pile_size, pile_points, last, lead,
+                                settings, memo)
+    return {card: tried[KIND[card]] for card in mine}
 
 
-def _kind(card: int) -> tuple[int, int]:
-    return RANK[card], POINTS[card]
-
-
+# A card's kind (rank, points), and one card id of each kind for the rules that take ids.
+KIND = tuple((RANK[card], POINTS[card]) for card in range(NUM_CARD_IDS))
+_CARD_OF = {kind: card for card, kind in reversed(list(enumerate(KIND)))}
+_TEN_DIAMONDS = KIND[TEN_DIAMONDS]
 _FLIP = (0, 2, 1)  # the last-capturer code seen from the other side
 
 
-def _play(card: int, rest: list[int], other: list[int], top: int | None, size: int, points: int,
+def _play(kind: tuple[int, int], rest: tuple, other: tuple, top: tuple[int, int] | None, size: int, points: int,
           last: int, lead: int, settings: Settings, memo: dict) -> float:
-    """Value for the mover of playing ``card``. ``last``: 0 nobody captured, 1 the mover's side,
-    2 the other; ``lead``: the mover's captured cards minus the other side's (R21)."""
-    rank = RANK[card]
-    if size and (rank == RANK[top] or rank == JACK):  # R10, R11
-        gain = points + POINTS[card] + pisti_value(card, top, size, settings, not rest and not other)
+    """Value for the mover of playing a card of ``kind`` (``rest``, ``other``: the hands left,
+    sorted kinds). ``last``: 0 nobody captured, 1 the mover's side, 2 the other; ``lead``: the
+    mover's captured cards minus the other side's (R21)."""
+    rank, card_points = kind
+    if size and (rank == top[0] or rank == JACK):  # R10, R11
+        gain = points + card_points + pisti_value(_CARD_OF[kind], _CARD_OF[top], size, settings, not rest and not other)
         # The other side moves next on an empty pile, and the mover is its "other" (code 2).
         return gain - _best(other, rest, None, 0, 0, 2, -(lead + size + 1), settings, memo)
-    return -_best(other, rest, card, size + 1, points + POINTS[card], _FLIP[last], -lead, settings, memo)
+    return -_best(other, rest, kind, size + 1, points + card_points, _FLIP[last], -lead, settings, memo)
 
 
-def _best(hand: list[int], other: list[int], top: int | None, size: int, points: int, last: int,
+def _best(hand: tuple, other: tuple, top: tuple[int, int] | None, size: int, points: int, last: int,
           lead: int, settings: Settings, memo: dict) -> float:
     """Best value for the side holding ``hand``, to move (``last`` and ``lead`` from its side)."""
     if not hand:
@@ -91,19 +95,18 @@ def _best(hand: list[int], other: list[int], top: int | None, size: int, points:
             value -= MAJORITY_POINTS
         return value
     # A pişti depends on the top card itself only through the 10♦ bonus (R17).
-    top_key = None if top is None else (_kind(top), size == 1 and top == TEN_DIAMONDS)
-    key = (tuple(sorted(map(_kind, hand))), tuple(sorted(map(_kind, other))), top_key, size, points, last, lead)
+    top_key = None if top is None else (top, size == 1 and top == _TEN_DIAMONDS)
+    key = (hand, other, top_key, size, points, last, lead)
     found = memo.get(key)
     if found is not None:
         return found
     best = None
-    seen = set()
-    for i, card in enumerate(hand):
-        kind = _kind(card)
-        if kind in seen:
+    previous = None
+    for i, kind in enumerate(hand):
+        if kind == previous:  # sorted: equal kinds are neighbours
             continue
-        seen.add(kind)
-        v = _play(card, hand[:i] + hand[i + 1:], other, top, size, points, last, lead, settings, memo)
+        previous = kind
+        v = _play(kind, hand[:i] + hand[i + 1:], other, top, size, points, last, lead, settings, memo)
         if best is None or v > best:
             best = v
     memo[key] = best
