@@ -1,4 +1,4 @@
-"""Seconds for an evaluation against ``greedy`` on duplicate deals (2 players, single hands).
+"""Seconds for an evaluation against ``greedy`` (or ``--opponent``) on duplicate deals (2 players, single hands).
 
 For each player, the whole ``training.harness.evaluate.evaluate`` call (play, paired
 statistics, the rating bootstrap) over ``--deals`` duplicate deals, i.e. twice as many hands,
@@ -8,8 +8,8 @@ on the engine ``evaluate`` picks (``auto``; the ``engine`` column says which):
   most 5 s on two cores (issue 17); the same evaluation on the Python engine
   (``--engine python``) is timed on ``--python-deals`` deals and scaled, as the same-run
   reference;
-* ``random`` and ``greedy`` (batched engine), ``expert`` (Python engine: no batched form);
-  target for the Python engine: 10,000 deals in at most 60 s on two cores;
+* ``random``, ``greedy`` and ``expert`` (scripted players alone: the Python engine); target for
+  the Python engine: 10,000 deals in at most 60 s on two cores;
 * ``pimc``, far slower: timed on ``--pimc-deals`` deals and scaled.
 
 ``--workers`` are the Python engine's processes, ``--threads`` the batched engine's torch
@@ -18,8 +18,11 @@ threads (default: every core, as ``pisti-eval``; on a machine busy with other jo
 shared machine compare the ``cpu s here`` column (this process's CPU time, all its threads;
 the Python engine's worker processes are not in it) as well as the wall seconds.
 
+``--opponent expert --only checkpoint`` times the checkpoint against ``expert`` instead, on
+both engines (``expert`` has a batched form without the bluff variant).
+
 Usage: ``python benchmarks/bench_eval.py [--deals 10000] [--python-deals 500] [--pimc-deals 40]
-[--workers 2] [--threads 2] [--only checkpoint]``
+[--workers 2] [--threads 2] [--only checkpoint] [--opponent greedy]``
 """
 
 from __future__ import annotations
@@ -36,11 +39,12 @@ from training.harness.evaluate import evaluate
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def timed(player: str, deals: int, workers: int, engine: str, threads: int) -> tuple[float, float, dict]:
+def timed(player: str, deals: int, workers: int, engine: str, threads: int, opponent: str = "greedy"
+          ) -> tuple[float, float, dict]:
     """Wall seconds, this process's CPU seconds (every thread; worker processes not counted)
     and the report."""
     start, cpu = time.perf_counter(), time.process_time()
-    report = evaluate([player, "greedy"], deals=deals, matches=0, seed=0, workers=workers, engine=engine,
+    report = evaluate([player, opponent], deals=deals, matches=0, seed=0, workers=workers, engine=engine,
                       threads=threads)
     return time.perf_counter() - start, time.process_time() - cpu, report
 
@@ -57,8 +61,9 @@ def main() -> None:
                         help="the batched engine's torch threads (default: every core)")
     parser.add_argument("--only", choices=("checkpoint", "all"), default="all",
                         help="checkpoint: only the checkpoint's two rows")
+    parser.add_argument("--opponent", default="greedy", help="the other player of every table (default greedy)")
     args = parser.parse_args()
-    print(f"evaluation vs greedy, 2 players, {args.workers} worker process(es), {args.threads} torch thread(s), seed 0")
+    print(f"evaluation vs {args.opponent}, 2 players, {args.workers} worker process(es), {args.threads} torch thread(s), seed 0")
     print(f"{'player':<16} {'engine':<8} {'deals':>7} {'hands':>7} {'seconds':>9} {'s per 10k deals':>16} "
           f"{'cpu s here':>10} {'diff/hand':>16}")
     checkpoint = os.path.relpath(args.checkpoint)
@@ -68,10 +73,10 @@ def main() -> None:
     rows = [(checkpoint, args.deals, "auto", "  (target 5 s)"),
             (checkpoint, args.python_deals, "python", "  (scaled: same-run reference)")]
     if args.only == "all":
-        rows += [(p, args.deals, "auto", "") for p in ("random", "greedy", "expert")]
+        rows += [(p, args.deals, "auto", "") for p in ("random", "greedy", "expert") if p != args.opponent]
         rows.append((args.pimc, args.pimc_deals, "auto", "  (scaled)"))
     for player, deals, engine, note in rows:
-        seconds, cpu, report = timed(player, deals, args.workers, engine, args.threads)
+        seconds, cpu, report = timed(player, deals, args.workers, engine, args.threads, args.opponent)
         table = report["tables"][0]
         diff = table["pairs"][0]["score_diff"]
         per10k = seconds * 10_000 / deals
