@@ -27,6 +27,7 @@ from ..observation import CARDS_SCALE, HAND_SCALE, PILE_HIDDEN_SCALE, Observatio
 from ..rules import Settings
 from ..scoring import PISTI_POINTS, POINTS
 from .expert import TIE, batched_form_covers, endgame_choices
+from .greedy_batched import pisti_values
 
 
 # Solved endgame positions kept between calls, at most (then forgotten at once): ~100 MB.
@@ -136,21 +137,6 @@ class BatchedExpert:
         never = (unseen_of_rank <= 0) | (hand_size <= 0)
         return torch.where(never, 0.0, torch.where(sure, 1.0, 1.0 - miss))
 
-    def _pisti(self, top: torch.Tensor, top_rank: torch.Tensor, lone: torch.Tensor, last_card: torch.Tensor) -> torch.Tensor:
-        """(B, 52) :func:`~pisti_env.scoring.pisti_value` of each card on a pile whose top card
-        is ``top`` (``lone``: a pile of one card; ``last_card``: the hand's very last card)."""
-        s = self.settings
-        lone = lone[:, None]
-        plain = lone & (self.rank[None, :] == top_rank[:, None]) & ~self.is_jack[None, :]
-        jack_on_jack = lone & self.is_jack[None, :] & (top_rank == JACK)[:, None]
-        value = plain * float(PISTI_POINTS) + jack_on_jack * float(s.double_pisti)
-        if not s.last_card_pisti:  # R16
-            value = value * ~last_card[:, None]
-        if s.ten_diamonds_pisti_bonus:  # R17
-            ten = self.is_ten_diamonds[None, :] | (top == TEN_DIAMONDS)[:, None]
-            value = value + (value > 0) * ten * float(s.ten_diamonds_pisti_bonus)
-        return value.to(torch.float64)
-
     def _lone_pisti(self, last_card: torch.Tensor) -> torch.Tensor:
         """(B, 52) what the next seat scores by taking each card (not a Jack) left alone on the
         table with a card of its rank, :func:`~pisti_env.scoring.pisti_value` of the card on
@@ -187,7 +173,7 @@ class BatchedExpert:
         top_rank = self.rank[top]
 
         # Capture (R10, R11): the pile, the card, any pişti, the majority share, a Jack spent.
-        pisti = self._pisti(top, top_rank, f["size"] == 1, last_card)
+        pisti = pisti_values(self.settings, self.rank, top, f["size"] == 1, last_card).to(torch.float64)
         spent = is_jack & ~((f["size"] == 1) & (top_rank == JACK))[:, None]
         capture = pile_value + P + pisti + w * (size + 1)
         capture = capture - torch.where(spent, jack_keep, 0.0)

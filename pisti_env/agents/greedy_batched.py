@@ -21,6 +21,26 @@ from .greedy import JACK_DISCARD_COST
 TIE_NOISE = 0.5
 
 
+def pisti_values(settings: Settings, rank: torch.Tensor, top: torch.Tensor, lone: torch.Tensor,
+                 last_card: torch.Tensor) -> torch.Tensor:
+    """(B, 52) :func:`~pisti_env.scoring.pisti_value` of playing each card id on a pile whose top
+    card is ``top`` (B,): a pişti on a ``lone`` card (R13), a Jack on a lone Jack (R14), none on
+    the hand's very ``last_card`` without ``last_card_pisti`` (R16), the 10♦ bonus (R17).
+    ``rank``: (52,) the rank of each card id. Float32 holding small integers (exact)."""
+    top_rank = rank[top]
+    is_jack = rank == JACK
+    lone = lone[:, None]
+    plain = lone & (rank[None, :] == top_rank[:, None]) & ~is_jack[None, :]
+    jack_on_jack = lone & is_jack[None, :] & (top_rank == JACK)[:, None]
+    pisti = plain * float(PISTI_POINTS) + jack_on_jack * float(settings.double_pisti)
+    if not settings.last_card_pisti:
+        pisti = pisti * ~last_card[:, None]
+    if settings.ten_diamonds_pisti_bonus:
+        with_ten = (torch.arange(NUM_CARD_IDS, device=rank.device) == TEN_DIAMONDS)[None, :] | (top == TEN_DIAMONDS)[:, None]
+        pisti = pisti + (pisti > 0) * with_ten * float(settings.ten_diamonds_pisti_bonus)
+    return pisti
+
+
 class BatchedGreedy:
     """``greedy`` for a batch of observations: the capture worth most (pile points it has seen
     plus any pişti, R10–R17; a rank match before a Jack on equal value), else the cheapest card
@@ -70,18 +90,7 @@ class BatchedGreedy:
         ).round()
         same_rank = self.rank[None, :] == top_rank[:, None]
         captures = mask & has_top[:, None] & (same_rank | self.is_jack[None, :])
-
-        # Pişti value of each card on this pile (R13, R14, R16, R17).
-        lone = (pile_size == 1)[:, None]
-        plain = lone & same_rank & ~self.is_jack[None, :]
-        jack_on_jack = lone & self.is_jack[None, :] & (top_rank == JACK)[:, None]
-        pisti = plain * float(PISTI_POINTS) + jack_on_jack * float(s.double_pisti)
-        if not s.last_card_pisti:
-            pisti = pisti * (cards_left != 1)[:, None]
-        if s.ten_diamonds_pisti_bonus:
-            with_ten = (torch.arange(NUM_CARD_IDS, device=mask.device) == TEN_DIAMONDS)[None, :] | (top_id == TEN_DIAMONDS)[:, None]
-            pisti = pisti + (pisti > 0) * with_ten * float(s.ten_diamonds_pisti_bonus)
-
+        pisti = pisti_values(s, self.rank, top_id, pile_size == 1, cards_left == 1)
         capture_key = (pile_points[:, None] + pisti) * 2 + (~self.is_jack)[None, :]
         discard_key = -(self.discard_cost[None, :] * 2)
         return captures, capture_key, discard_key
