@@ -70,7 +70,7 @@ def main() -> None:
     start = time.perf_counter()
     make_player(checkpoint, settings=make_settings(num_players=2, target=None))  # import torch, read the file once
     print(f"(torch import and a first checkpoint load, not counted below: {time.perf_counter() - start:.1f} s)")
-    rows = [(checkpoint, args.deals, "auto", "  (target 5 s)"),
+    rows = [(checkpoint, args.deals, "auto", "  (target 5 s)" if args.opponent == "greedy" else "  (batched)"),
             (checkpoint, args.python_deals, "python", "  (scaled: same-run reference)")]
     if args.only == "all":
         rows += [(p, args.deals, "auto", "") for p in ("random", "greedy", "expert") if p != args.opponent]
