@@ -22,10 +22,10 @@ import math
 
 import torch
 
-from ..cards import HAND_SIZE, JACK, NUM_CARD_IDS, NUM_RANKS, RANK, TEN_DIAMONDS
+from ..cards import HAND_SIZE, JACK, NUM_CARD_IDS, NUM_RANKS, RANK
 from ..observation import CARDS_SCALE, HAND_SCALE, PILE_HIDDEN_SCALE, ObservationLayout
 from ..rules import Settings
-from ..scoring import PISTI_POINTS, POINTS
+from ..scoring import POINTS
 from .expert import TIE, batched_form_covers, endgame_choices
 from .greedy_batched import pisti_values
 
@@ -68,7 +68,11 @@ class BatchedExpert:
         self.points = torch.tensor(POINTS[:NUM_CARD_IDS], **f64)
         self.is_jack = self.rank == JACK
         self.of_rank = (self.rank[:, None] == torch.arange(NUM_RANKS, device=self.device)).to(torch.float64)  # (52, 13)
-        self.is_ten_diamonds = torch.arange(NUM_CARD_IDS, device=self.device) == TEN_DIAMONDS
+        # What the next seat scores by taking a card left alone on the table with one of its rank
+        # (R13, R17): each card's pişti on itself. R16 (none on the hand's last card) is per row.
+        ids = torch.arange(NUM_CARD_IDS, device=self.device)
+        alone = torch.ones(NUM_CARD_IDS, dtype=torch.bool, device=self.device)
+        self.self_pisti = pisti_values(settings, self.rank, ids, alone, ~alone).diagonal().to(torch.float64)
         n = settings.num_players
         # The next seat's gains are the mover's losses unless it is a partner (never, R4).
         self.sign = -1.0 if settings.side_of(1) != settings.side_of(0) else 1.0
@@ -95,7 +99,7 @@ class BatchedExpert:
         values = values.masked_fill(~mask, -math.inf)
         best = mask & (values > values.max(1, keepdim=True).values - TIE)
         if self._endgame:
-            self._solve_endgames(observation, mask, facts, best)
+            self._solve_endgames(mask, facts, best)
         return best
 
     def _facts(self, observation: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -110,7 +114,6 @@ class BatchedExpert:
         known_pile = obs[:, layout["pile_face_up"]] + obs[:, layout["pile_public_jack"]]
         top = obs[:, layout["pile_top"]]
         return {
-            "hand": obs[:, layout["hand"]] > 0,
             "unseen": unseen > 0,
             "unseen_total": unseen_total,
             "unseen_rank": unseen @ self.of_rank,  # (B, 13)
@@ -136,19 +139,6 @@ class BatchedExpert:
         sure = hand_size > unseen_total - unseen_of_rank
         never = (unseen_of_rank <= 0) | (hand_size <= 0)
         return torch.where(never, 0.0, torch.where(sure, 1.0, 1.0 - miss))
-
-    def _lone_pisti(self, last_card: torch.Tensor) -> torch.Tensor:
-        """(B, 52) what the next seat scores by taking each card (not a Jack) left alone on the
-        table with a card of its rank, :func:`~pisti_env.scoring.pisti_value` of the card on
-        itself (``last_card``: that take would be the hand's very last card, R16)."""
-        s = self.settings
-        value = torch.full((last_card.shape[0], NUM_CARD_IDS), float(PISTI_POINTS), dtype=torch.float64,
-                           device=self.device)
-        if not s.last_card_pisti:  # R16
-            value = value * ~last_card[:, None]
-        if s.ten_diamonds_pisti_bonus:  # R17
-            value = value + self.is_ten_diamonds[None, :] * float(s.ten_diamonds_pisti_bonus) * (value > 0)
-        return value
 
     def _values(self, f: dict[str, torch.Tensor]) -> torch.Tensor:
         """(B, 52) the rules of thumb's value of playing each card (expert's ``capture`` and
@@ -180,7 +170,9 @@ class BatchedExpert:
         capture = torch.where(last_card[:, None], capture, capture + self.lead_bonus)
 
         # Discard: what the next seat may take. A lone card risks a pişti (R13, R14).
-        lone_pisti = self._lone_pisti(left == 2)
+        lone_pisti = self.self_pisti[None, :]  # (not read for Jacks: a Jack on a lone Jack is double_pisti)
+        if not s.last_card_pisti:  # R16: the take would be the hand's very last card
+            lone_pisti = lone_pisti * (left != 2)[:, None]
         lone_gift = torch.where(is_jack, float(s.double_pisti) + P, lone_pisti + P) + 2 * w
         lone_p = torch.where(is_jack, p_jack, p_card)
         p_rank = torch.where(is_jack, 0.0, p_card)
@@ -195,8 +187,7 @@ class BatchedExpert:
         takes = has_top[:, None] & ((self.rank[None, :] == top_rank[:, None]) | is_jack)
         return torch.where(takes, capture, discard)
 
-    def _solve_endgames(self, observation: torch.Tensor, mask: torch.Tensor, f: dict[str, torch.Tensor],
-                        best: torch.Tensor) -> None:
+    def _solve_endgames(self, mask: torch.Tensor, f: dict[str, torch.Tensor], best: torch.Tensor) -> None:
         """Two players, stock empty, no never-turned card in the pile: the rows with a choice
         whose other hand is one of at most ``endgame_worlds`` get the exact endgame's best cards
         (in place)."""
@@ -207,14 +198,13 @@ class BatchedExpert:
         if not bool(rows.any()):
             return
         at = rows.nonzero().squeeze(1)
-        cards = torch.arange(NUM_CARD_IDS, device=self.device)
         columns = {
             "hand": mask[at], "unseen": f["unseen"][at], "top": f["top"][at], "has_top": f["has_top"][at],
             "size": f["size"][at], "pile_points": f["pile_points"][at], "last": f["last_capturer"][at],
             "captured": f["captured"][at], "free": free[at],
         }
         lists = {k: v.tolist() for k, v in columns.items()}
-        cards = cards.tolist()
+        cards = range(NUM_CARD_IDS)
         if len(self._memo) > MEMO_LIMIT:
             self._memo.clear()
         for j, row in enumerate(at.tolist()):

@@ -250,19 +250,17 @@ class _PythonDraws:
             choices = mask
             action = torch.zeros(rows.numel(), dtype=torch.int64, device=mask.device)
             draw = torch.ones(rows.numel(), dtype=torch.bool, device=mask.device)
-        elif isinstance(player, ExpertAgent):  # ExpertAgent.choose: best[rng.randrange(len(best))] on a tie
-            choices = player.batched_form(mask.device).best_cards(observation, mask[:, :NUM_CARD_IDS])
-            action = choices.to(torch.uint8).argmax(1)
-            draw = choices.sum(1) > 1
-        else:  # greedy_card: best[rng.randrange(len(best))] on a tie
+        else:  # greedy_card and ExpertAgent.choose: best[rng.randrange(len(best))] on a tie
             if self._greedy is None:
                 from pisti_env.agents.greedy_batched import BatchedGreedy
 
                 self._greedy = BatchedGreedy(self.settings, self.device)
-            choices = self._greedy.best_cards(observation, mask[:, :NUM_CARD_IDS])
+            form = player.batched_form(mask.device) if isinstance(player, ExpertAgent) else self._greedy
+            choices = form.best_cards(observation, mask[:, :NUM_CARD_IDS])
             action = choices.to(torch.uint8).argmax(1)
             draw = choices.sum(1) > 1
-            if mask.shape[1] > BELIEVE:  # R29: the answers to a claim draw nothing
+            # R29: the answers to a claim draw nothing (greedy's: expert's batched form has no bluff variant).
+            if mask.shape[1] > BELIEVE:
                 answering = mask[:, BELIEVE]
                 if bool(answering.any()):
                     at = answering.nonzero().squeeze(1)
