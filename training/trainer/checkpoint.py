@@ -422,7 +422,8 @@ def _settings(value: Any, path: Path, field: str = "settings") -> Settings:
 
 
 _OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world", "play",
-                    "answer_hidden_sizes", "claim_hidden_sizes"}
+                    "answer_hidden_sizes", "claim_hidden_sizes", "average_heads"}
+MAX_AVERAGE_HEADS = 4096  # members of a fictitious-play average (training.trainer.average)
 MAX_WORLD = 65_536  # processes of a distributed run whose checkpoint we read (rank 0 saves its share of the games)
 _REQUIRED_FIELDS = {"format", "format_version", "obs_version", "settings", "observation_size", "card_features",
                     "hidden_sizes", "files"}
@@ -480,6 +481,11 @@ def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
             check_hidden_sizes(metadata[field], field, path)
             if not settings.bluff:
                 raise _fail(path, field, f"{head} needs the bluff variant (R29) in settings")
+    if "average_heads" in metadata:
+        _integer(metadata["average_heads"], path, "average_heads", 1, MAX_AVERAGE_HEADS)
+        if not (metadata.get("answer_hidden_sizes") and metadata.get("claim_hidden_sizes")):
+            raise _fail(path, "average_heads", "averaged heads need an answer head and a claim head "
+                        "(answer_hidden_sizes, claim_hidden_sizes)")
     files = _mapping(metadata["files"], path, "files", 2)
     for name, digest in files.items():
         if name not in (MODEL_FILE, TRAINER_FILE):
@@ -554,6 +560,18 @@ def validate_trainer_metadata(metadata: dict[str, Any], path: Path, num_params: 
         _integer(entry["games"], path, f"{field}.games", 0, MAX_COUNT)
         if not isinstance(entry["snapshot"], bool):
             raise _fail(path, f"{field}.snapshot", f"must be true or false, got {_brief(entry['snapshot'])}")
+    if "average" in trainer:  # a fictitious-play run's schedule (training.trainer.average)
+        average = _mapping(trainer["average"], path, "trainer.average", 3)
+        if set(average) != {"offers", "stride", "member_offers"}:
+            raise _fail(path, "trainer.average", "must hold offers, stride and member_offers")
+        offers = _integer(average["offers"], path, "trainer.average.offers", 0, MAX_COUNT)
+        stride = _integer(average["stride"], path, "trainer.average.stride", 1, MAX_COUNT)
+        members = _sequence(average["member_offers"], path, "trainer.average.member_offers", MAX_AVERAGE_HEADS)
+        if not members:
+            raise _fail(path, "trainer.average.member_offers", "the average holds at least one member")
+        for x in members:
+            _integer(x, path, "trainer.average.member_offers[]", 0, offers)
+        del stride
     return trainer
 
 
@@ -660,12 +678,12 @@ def network_of(metadata: Mapping[str, Any]) -> torch.nn.Module:
     """The policy network (:class:`~training.trainer.network.PolicyNetwork`, untrained) that a
     checkpoint's checked ``metadata`` describes: its game's layout, ``hidden_sizes``,
     ``answer_hidden_sizes`` and ``claim_hidden_sizes`` (absent in checkpoints without such a
-    head)."""
+    head), ``average_heads`` (absent but in the policy of a fictitious-play run)."""
     from .network import policy_network
 
     return policy_network(
         make_settings(**metadata["settings"]), metadata["hidden_sizes"], metadata.get("answer_hidden_sizes", ()),
-        metadata.get("claim_hidden_sizes", ()),
+        metadata.get("claim_hidden_sizes", ()), metadata.get("average_heads", 0),
     )
 
 

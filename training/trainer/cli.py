@@ -66,6 +66,8 @@ CONVERTERS = {
     "value_hidden_sizes": positive_int,
     "answer_hidden_sizes": positive_int,
     "claim_hidden_sizes": positive_int,
+    "average_heads_every": non_negative_int,
+    "average_heads_size": bounded(int, 2, 4096, name="count"),
     "init_from": checkpoint_dir,
     "learning_rate": positive_float,
     "adam_eps": positive_float,

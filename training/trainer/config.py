@@ -64,6 +64,16 @@ class TrainConfig:
             it bluffs far more than its true claims can cover (README, Exploitability). A run
             with a claim head may warm-start from a policy without one (the head starts at even
             odds).
+        average_heads_every: bluff variant (R29), with an answer head and a claim head: fictitious
+            play for the two mixed decisions (:mod:`training.trainer.average`). Every this many
+            updates a frozen copy of the two heads joins their average; in self-play games the
+            seats off the learner's side claim and answer with the average (the learner's heads
+            become a best response to it), and the run ships the policy with the average heads.
+            Self-play PPO on these decisions circles the equilibrium (each head a best response
+            to the other's current form); the average of such best responses settles. 0 (default):
+            off.
+        average_heads_size: the most copies the average keeps (when full, every other one goes
+            and copies are taken half as often, so they stay evenly spread over the run).
         value_hidden_sizes: widths of the value MLP's hidden layers (a separate network).
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
@@ -168,6 +178,8 @@ class TrainConfig:
     answer_hidden_sizes: tuple[int, ...] = ()
     freeze_answer_head: bool = False
     claim_hidden_sizes: tuple[int, ...] = ()
+    average_heads_every: int = 0
+    average_heads_size: int = 64
     value_hidden_sizes: tuple[int, ...] = (128, 128)
     privileged_value: bool = True
     init_from: str | None = None

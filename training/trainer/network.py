@@ -164,6 +164,10 @@ class PolicyNetwork(nn.Module):
             and face up are scored by the card logits alone. Only with the bluff variant.
         claim_chance_view: the claim head's input (:class:`ClaimChanceView`); required with
             ``claim_hidden_sizes``.
+        average_heads: 0 (default), or the number of members M of a fictitious-play average:
+            the answer head and the claim head (both required) are then each an
+            :class:`AveragedHead` of M frozen copies (the policy a run with
+            ``average_heads_every`` ships, :mod:`training.trainer.average`).
     """
 
     def __init__(
@@ -176,8 +180,13 @@ class PolicyNetwork(nn.Module):
         claim_view: ClaimView | None = None,
         claim_hidden_sizes: Sequence[int] = (),
         claim_chance_view: ClaimChanceView | None = None,
+        average_heads: int = 0,
     ) -> None:
         super().__init__()
+        if average_heads and not (answer_hidden_sizes and claim_hidden_sizes):
+            raise ValueError("average_heads needs both an answer head and a claim head (answer_hidden_sizes, "
+                             "claim_hidden_sizes)")
+        self.average_heads = int(average_heads)
         if observation_size < NUM_ACTIONS * card_features:
             raise ValueError(
                 f"an observation of {observation_size} entries cannot hold {NUM_CARD_IDS} cards of {card_features} features"
@@ -215,9 +224,17 @@ class PolicyNetwork(nn.Module):
             raise ValueError(f"{field} needs the bluff variant (R29): without it {without}")
         if view is None or view.card_features != self.card_features:
             raise ValueError(f"{head} needs the {view_name} of this observation layout (see policy_network)")
+        if self.average_heads:
+            return AveragedHead(view.size, sizes, outputs, self.average_heads)
         return mlp(view.size, sizes, outputs, output_gain=0.01)
 
-    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, observation: torch.Tensor, heads: tuple[nn.Module, nn.Module] | None = None
+    ) -> torch.Tensor:
+        """The raw logits (B, num_actions). ``heads``: an (answer head, claim head) pair used
+        instead of the network's own (the opponents' average heads in a fictitious-play run,
+        :mod:`training.trainer.average`)."""
+        answer_head, claim_head = (self.answer_head, self.claim_head) if heads is None else heads
         batch, k = observation.shape[0], self.card_features
         context = torch.tanh(self.context(observation))
         logits = self.card_head(context).float()
@@ -231,15 +248,81 @@ class PolicyNetwork(nn.Module):
         per_card = (own + by_rank.repeat(1, 1, NUM_SUITS)).view(batch, self.plays * NUM_ACTIONS)
         if self.plays == 1:
             return logits + per_card
-        if self.answer_head is None:
+        if answer_head is None:
             answers = logits[:, BELIEVE:]  # from the context; no card term
         else:
-            answers = self.answer_head(self.claim_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
+            answers = answer_head(self.claim_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
         plays = logits[:, :BELIEVE] + per_card
-        if self.claim_head is not None:
-            odds = self.claim_head(self.claim_chance_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
+        if claim_head is not None:
+            odds = claim_head(self.claim_chance_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
             plays = _factored_plays(plays, cards[:, 0, :, self.claim_chance_view.hand] > 0, odds)
         return torch.cat([plays, answers], 1)
+
+
+class AveragedHead(nn.Module):
+    """The average policy of ``members`` copies of one of R29's small heads (an answer head or a
+    claim head), as one module: the fictitious-play average that a run with
+    ``average_heads_every`` ships (:mod:`training.trainer.average`).
+
+    Each member is an MLP of the same shape as the head it averages (tanh between layers); their
+    weights are stacked on a leading dimension (buffers ``weight{l}`` (M, out, in) and ``bias{l}``
+    (M, out): frozen, never trained). The output is the head's own kind of logits for the *mean
+    probability* of the members, so a draw from it is a draw from a uniformly drawn member:
+
+    * ``outputs == 2`` (the answers, believe and challenge): log of the members' mean softmax;
+    * ``outputs == 1`` (the claim's log-odds of face down): logit of the members' mean sigmoid.
+
+    Args:
+        input_size: the view's size (:class:`ClaimView` or :class:`ClaimChanceView`).
+        hidden_sizes: the averaged head's hidden widths.
+        outputs: 2 (answers) or 1 (claim).
+        members: how many heads are averaged (M >= 1).
+    """
+
+    def __init__(self, input_size: int, hidden_sizes: Sequence[int], outputs: int, members: int) -> None:
+        super().__init__()
+        if outputs not in (1, 2):
+            raise ValueError(f"an averaged head has 1 (claim) or 2 (answer) outputs, got {outputs!r}")
+        if members < 1:
+            raise ValueError(f"an averaged head needs at least one member, got {members!r}")
+        self.members = members
+        self.outputs = outputs
+        widths = [input_size, *hidden_sizes, outputs]
+        self.layers = len(widths) - 1
+        for l, (width_in, width_out) in enumerate(zip(widths, widths[1:])):
+            self.register_buffer(f"weight{l}", torch.zeros(members, width_out, width_in))
+            self.register_buffer(f"bias{l}", torch.zeros(members, width_out))
+
+    def load_members(self, heads: Sequence[nn.Sequential]) -> None:
+        """Copy the weights of ``heads`` (plain heads from :func:`mlp`, ``members`` of them)."""
+        if len(heads) != self.members:
+            raise ValueError(f"this averaged head holds {self.members} members, got {len(heads)} heads")
+        linears = [[m for m in head if isinstance(m, nn.Linear)] for head in heads]
+        for l in range(self.layers):
+            getattr(self, f"weight{l}").copy_(torch.stack([layers[l].weight.detach() for layers in linears]))
+            getattr(self, f"bias{l}").copy_(torch.stack([layers[l].bias.detach() for layers in linears]))
+
+    def member(self, index: int, head: nn.Sequential) -> None:
+        """Copy member ``index``'s weights into ``head`` (a plain head of the same shape)."""
+        linears = [m for m in head if isinstance(m, nn.Linear)]
+        with torch.no_grad():
+            for l, linear in enumerate(linears):
+                linear.weight.copy_(getattr(self, f"weight{l}")[index])
+                linear.bias.copy_(getattr(self, f"bias{l}")[index])
+
+    def forward(self, view: torch.Tensor) -> torch.Tensor:
+        x = view.float()[None].expand(self.members, -1, -1)  # (M, B, in)
+        for l in range(self.layers):
+            x = torch.baddbmm(getattr(self, f"bias{l}")[:, None, :], x, getattr(self, f"weight{l}").transpose(1, 2))
+            if l < self.layers - 1:
+                x = torch.tanh(x)
+        # x: (M, B, outputs), each member's logits; the mean probability over the members.
+        log_members = torch.log(torch.tensor(float(self.members), device=x.device))
+        if self.outputs == 2:
+            return torch.logsumexp(torch.log_softmax(x, 2), 0) - log_members
+        log_up = torch.logsumexp(nn.functional.logsigmoid(-x), 0) - log_members  # log mean P(face up)
+        log_down = torch.logsumexp(nn.functional.logsigmoid(x), 0) - log_members
+        return log_down - log_up
 
 
 def _factored_plays(plays: torch.Tensor, held: torch.Tensor, odds: torch.Tensor) -> torch.Tensor:
@@ -260,11 +343,13 @@ def policy_network(
     hidden_sizes: Sequence[int] = (256, 256),
     answer_hidden_sizes: Sequence[int] = (),
     claim_hidden_sizes: Sequence[int] = (),
+    average_heads: int = 0,
 ) -> PolicyNetwork:
-    """The policy network for the game ``settings`` (its observation layout and action space)."""
+    """The policy network for the game ``settings`` (its observation layout and action space);
+    ``average_heads``: see :class:`PolicyNetwork`."""
     size, card_features, view, chance_view = _game_inputs(settings, answer_hidden_sizes, claim_hidden_sizes)
     return PolicyNetwork(size, card_features, hidden_sizes, settings.num_actions, answer_hidden_sizes, view,
-                         claim_hidden_sizes, chance_view)
+                         claim_hidden_sizes, chance_view, average_heads)
 
 
 def _game_inputs(

@@ -31,9 +31,10 @@ from .checkpoint import (
     check_play, latest_run_checkpoint, load_policy_weights, load_tensors, network_shapes, play_mode, prune_run_checkpoints,
     publish_run_checkpoint, read_metadata, save_checkpoint, tensor_shapes, validate_trainer_metadata, write_atomic,
 )
+from .average import HeadAverage
 from .config import RESUMABLE, TrainConfig
 from .distributed import LOCAL, Shard
-from .network import ActorCritic, actor_critic, autocast, entropy, log_probs, resolve_precision
+from .network import ActorCritic, PolicyNetwork, actor_critic, autocast, entropy, log_probs, resolve_precision
 from .policy import CheckpointPlayer
 from .pool import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, magnet_kl, ppo_losses
@@ -78,6 +79,14 @@ class Trainer:
                     raise ValueError(f"{field} needs the bluff variant (R29): without it {without}")
         if c.freeze_answer_head and not c.answer_hidden_sizes:
             raise ValueError("freeze_answer_head needs answer_hidden_sizes (an answer head to freeze)")
+        if c.average_heads_every and not (c.answer_hidden_sizes and c.claim_hidden_sizes):
+            raise ValueError("average_heads_every needs an answer head and a claim head (answer_hidden_sizes, "
+                             "claim_hidden_sizes): those are the decisions it averages")
+        if c.average_heads_every and c.freeze_answer_head:
+            raise ValueError("average_heads_every trains the answers against the average claims: not with "
+                             "freeze_answer_head")
+        if c.average_heads_size < 2:
+            raise ValueError(f"average_heads_size must be >= 2, got {c.average_heads_size!r}")
         if c.freeze_answer_head and c.init_from is None and not from_checkpoint:
             raise ValueError("freeze_answer_head needs init_from: a policy with an answer head (a fresh head would "
                              "stay at its random start)")
@@ -92,8 +101,9 @@ class Trainer:
         self.engine = BatchedPisti(num_envs, seed=game_seed, device=self.device, reward="diff", **c.settings.to_dict())
         hidden_size = self.engine.hidden_information_size if c.privileged_value else 0
         self.network = _actor_critic(c, hidden_size).to(self.device)
+        initial_average: PolicyNetwork | None = None  # an averaged init_from: its members start the average
         if c.init_from is not None and not from_checkpoint:
-            self._warm_start(c.init_from)
+            initial_average = self._warm_start(c.init_from)
         # What the optimizer updates (a checkpoint's optimizer state is indexed over these).
         self.trainable = []
         for name, parameter in self.network.named_parameters():
@@ -108,18 +118,38 @@ class Trainer:
             self.settings, tuple(c.baselines), c.pool_size, c.pool_temperature, self.device, c.pool_uniform_share,
             c.pool_margin_decay,
         )
+        # Fictitious play for R29's claims and answers (training.trainer.average).
+        self.average = None
+        if c.average_heads_every:
+            self.average = HeadAverage(initial_average or self.network.policy, c.average_heads_size)
         self.collector = SelfPlayCollector(
-            self.engine, self.pool, c.self_play_share, c.rollout_steps, self.generator, c.precision, c.privileged_value
+            self.engine, self.pool, c.self_play_share, c.rollout_steps, self.generator, c.precision, c.privileged_value,
+            averaged_seats=self.average is not None,
         )
         self.step = 0  # environment steps (moves) so far
         self.update = 0
         self.num_updates = max(1, c.total_steps // c.batch_decisions)
 
-    def _warm_start(self, directory: str | os.PathLike) -> None:
+    def _warm_start(self, directory: str | os.PathLike) -> PolicyNetwork | None:
         """Load ``init_from``'s policy weights (and value weights of this run's shape, if it has
         them); see :class:`TrainConfig`. Raises :class:`CheckpointError` on another game or shape.
-        The checkpoint is read and checked by the one policy-weights reader (as ``load_policy``)."""
+        The checkpoint is read and checked by the one policy-weights reader (as ``load_policy``).
+        A policy with averaged heads (``average_heads``) starts this run's heads from its newest
+        member; it is returned (its members then start this run's average), else ``None``."""
         metadata, policy = load_policy_weights(directory, self.settings)
+        averaged = None
+        if metadata.get("average_heads"):
+            from .checkpoint import network_of
+
+            averaged = network_of(metadata).to(self.device)
+            averaged.load_state_dict(policy)
+            newest = averaged.answer_head.members - 1
+            answer, claim = HeadAverage.blank_heads(averaged)
+            averaged.answer_head.member(newest, answer)
+            averaged.claim_head.member(newest, claim)
+            policy = {k: v for k, v in policy.items() if not k.startswith(("answer_head.", "claim_head."))}
+            policy.update({f"answer_head.{k}": v for k, v in answer.state_dict().items()})
+            policy.update({f"claim_head.{k}": v for k, v in claim.state_dict().items()})
         hidden = list(metadata["hidden_sizes"])
         if hidden != list(self.config.hidden_sizes):
             raise CheckpointError(
@@ -151,6 +181,15 @@ class Trainer:
         if stored == value:
             weights = load_tensors(directory, MODEL_FILE, metadata, value, exact=False)
             self.network.value.load_state_dict({k.removeprefix("value."): v for k, v in weights.items()})
+        return averaged
+
+    def shipped_policy(self) -> PolicyNetwork:
+        """The policy this run ships and evaluates: the network with the head average in place
+        of its own heads in a fictitious-play run (``average_heads_every``), else the network's
+        policy itself."""
+        if self.average is None:
+            return self.network.policy
+        return self.average.policy(self.network.policy)
 
     # ------------------------------------------------------------------ one update
     def train_update(self) -> dict[str, float]:
@@ -160,7 +199,7 @@ class Trainer:
             frac = 1.0 - self.update / self.num_updates
             self.optimizer.param_groups[0]["lr"] = max(frac, 0.0) * c.learning_rate
         start = time.perf_counter()
-        rollout = self.collector.collect(self.network)
+        rollout = self.collector.collect(self.network, self.average)
         collected = time.perf_counter()
 
         credit = assign_seat_rewards(rollout.seat, rollout.rewards * c.reward_scale, rollout.done)
@@ -225,6 +264,8 @@ class Trainer:
         self.update += 1
         if c.snapshot_every and self.update % c.snapshot_every == 0:
             self.pool.add_snapshot(self.network.policy, f"snapshot@{self.step}")
+        if self.average is not None and self.update % c.average_heads_every == 0:
+            self.average.offer(self.network.policy)
         if self.magnet is not None and c.magnet_every and self.update % c.magnet_every == 0:
             self.magnet.load_state_dict(self.network.policy.state_dict())
         learner_returns = returns[learner]
@@ -287,11 +328,14 @@ class Trainer:
             metadata["world"] = self.shard.world
         weights = self.network.state_dict()
         trainer_state = None
-        if with_trainer_state:
+        if with_trainer_state:  # the run as it stands (its own heads; the average is trainer state)
             trainer_state, extra = self._trainer_state()
             metadata["trainer"] = extra
-        else:
-            weights = {k: v for k, v in weights.items() if k.startswith("policy.")}
+        else:  # the policy as it ships: with the head average in a fictitious-play run
+            policy = self.shipped_policy()
+            weights = {f"policy.{k}": v for k, v in policy.state_dict().items()}
+            if policy.average_heads:
+                metadata["average_heads"] = policy.average_heads
         return weights, metadata, trainer_state
 
     def _trainer_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -304,6 +348,8 @@ class Trainer:
             tensors[f"engine.{field}"] = getattr(self.engine.state, field)
         tensors["collector.controller"] = self.collector.controller
         tensors["collector.episode_return"] = self.collector.episode_return
+        if self.average is not None:
+            tensors["collector.averaged"] = self.collector.averaged
         tensors["generator"] = self.generator.get_state()
         tensors["torch_rng"] = torch.get_rng_state()
         entries = []
@@ -315,6 +361,9 @@ class Trainer:
         if self.magnet is not None:
             tensors.update({f"magnet.{key}": value for key, value in self.magnet.state_dict().items()})
         extra = {"optimizer_param_groups": optimizer["param_groups"], "pool": entries}
+        if self.average is not None:
+            average, extra["average"] = self.average.state()
+            tensors.update(average)
         return tensors, extra
 
     @classmethod
@@ -370,8 +419,12 @@ class Trainer:
         shard = (shard or LOCAL).resumed(int(metadata["update"]))
         trainer = cls(config, shard=shard, from_checkpoint=True)
         trainer.network.load_state_dict(weights)
+        if (trainer.average is not None) != ("average" in extra):
+            raise CheckpointError(f"{path}: field 'trainer.average': "
+                                  + ("missing for a run with average_heads_every" if trainer.average is not None
+                                     else "present, but the run's config has no average_heads_every"))
         expected, dtypes = trainer._trainer_state_layout(
-            extra["pool"], any(k.startswith("optimizer.") for k in state_header), saved_games
+            extra["pool"], any(k.startswith("optimizer.") for k in state_header), saved_games, extra.get("average")
         )
         tensors = load_tensors(directory, TRAINER_FILE, metadata, expected, dtypes=dtypes)
         optimizer_state: dict[int, dict[str, torch.Tensor]] = {}
@@ -384,11 +437,14 @@ class Trainer:
             trainer.engine.state = BatchState(
                 **{f: tensors[f"engine.{f}"].to(trainer.device) for f in BatchState.__dataclass_fields__}
             )
-            trainer.collector.resume_from(trainer.engine.state, tensors["collector.controller"], tensors["collector.episode_return"])
+            trainer.collector.resume_from(trainer.engine.state, tensors["collector.controller"],
+                                          tensors["collector.episode_return"], tensors.get("collector.averaged"))
             trainer.generator.set_state(tensors["generator"])
             torch.set_rng_state(tensors["torch_rng"])
         if trainer.magnet is not None:
             trainer.magnet.load_state_dict({k.removeprefix("magnet."): v for k, v in tensors.items() if k.startswith("magnet.")})
+        if trainer.average is not None:
+            trainer.average.restore(tensors, extra["average"])
         trainer.pool.entries = []
         for i, entry in enumerate(extra["pool"]):
             if entry["snapshot"]:
@@ -408,15 +464,20 @@ class Trainer:
         return trainer
 
     def _trainer_state_layout(
-        self, pool: Sequence[Mapping[str, Any]], with_optimizer: bool, games: int | None = None
+        self, pool: Sequence[Mapping[str, Any]], with_optimizer: bool, games: int | None = None,
+        average: Mapping[str, Any] | None = None,
     ) -> tuple[dict[str, tuple[int, ...]], dict[str, torch.dtype]]:
         """The (shape, dtype) of every tensor a checkpoint's trainer state must hold for this
         trainer: its own state's (engine, collector, generators), the optimizer's moments (if
         ``with_optimizer``: none before the first update), and a policy's per snapshot of ``pool``.
         ``games``: the saved games in flight (the batch of the engine and collector tensors), if
-        not this trainer's (a distributed run's checkpoint holds rank 0's share)."""
+        not this trainer's (a distributed run's checkpoint holds rank 0's share). ``average``: the
+        saved head average's schedule (its members' weights), in a fictitious-play run."""
         fresh, _extra = self._trainer_state()
-        layout = {k: (tuple(v.shape), v.dtype) for k, v in fresh.items() if not k.startswith(("optimizer.", "pool."))}
+        layout = {k: (tuple(v.shape), v.dtype) for k, v in fresh.items()
+                  if not k.startswith(("optimizer.", "pool.", "average."))}
+        if self.average is not None and average is not None:
+            layout.update({k: (shape, torch.float32) for k, shape in self.average.layout(average).items()})
         if games is not None:
             for k, (shape, dtype) in layout.items():
                 if k.startswith(("engine.", "collector.")):
@@ -740,7 +801,7 @@ def evaluate_against_baselines(
     from training.harness.evaluate import evaluate
 
     c = trainer.config
-    learner = CheckpointPlayer(trainer.network.policy, {"settings": trainer.settings.to_dict(), "name": "learner"},
+    learner = CheckpointPlayer(trainer.shipped_policy(), {"settings": trainer.settings.to_dict(), "name": "learner"},
                                play=play_mode(trainer.settings))  # as it will be saved
 
     def loader(spec: str):
