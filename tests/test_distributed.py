@@ -79,7 +79,7 @@ def test_two_ranks_make_the_update_one_process_makes_from_their_games(tmp_path):
     assert not torch.equal(parts[0].action, parts[1].action)  # two seed streams, two sets of games
     reference = Trainer(config)
     union = _union(parts)
-    reference.collector.collect = lambda network: union
+    reference.collector.collect = lambda network, average=None: union
     reference.generator = DistributedShard(0, 2).learn_generator(reference)  # the permutations the ranks drew
     expected = reference.train_update()
 
