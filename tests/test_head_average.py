@@ -6,6 +6,7 @@ survives checkpoints, resumes, warm starts and best responses."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 
@@ -215,3 +216,31 @@ def test_r29_a_checkpoint_names_its_average_as_the_schema_allows(tmp_path):
     (copy / "metadata.json").write_text(json.dumps(without))
     with pytest.raises(CheckpointError, match="average_heads"):
         read_metadata(copy)
+
+
+def test_r29_the_average_as_the_magnets_heads_pulls_the_learners_heads_toward_it(tmp_path):
+    with pytest.raises(ValueError, match="average_heads_magnet needs"):
+        Trainer(tiny_config(tmp_path, bluff=True, target=None, average_heads_every=1, average_heads_magnet=True, **HEADS))
+
+    def magnet_heads(toward_average: bool) -> list:
+        """The heads the magnet scored each minibatch of one update with."""
+        trainer = Trainer(tiny_config(tmp_path, precision="fp32", bluff=True, target=None, average_heads_every=1,
+                                      average_heads_magnet=toward_average, magnet_coef=0.5, **HEADS))
+        seen = []
+        forward = trainer.magnet.forward
+
+        def spy(observation, heads=None):
+            seen.append(heads)
+            return forward(observation, heads=heads)
+
+        trainer.magnet.forward = spy
+        trainer.train_update()
+        return seen
+
+    # With the flag every minibatch's magnet claims and answers with the average (at the first
+    # update: the run's starting heads alone); without it, with the magnet's own heads.
+    with_average = magnet_heads(True)
+    assert with_average and all(isinstance(answer, AveragedHead) and isinstance(claim, AveragedHead)
+                                and answer.members == claim.members == 1 for answer, claim in with_average)
+    without = magnet_heads(False)
+    assert without and all(heads is None for heads in without)

@@ -74,6 +74,10 @@ class TrainConfig:
             off.
         average_heads_size: the most copies the average keeps (when full, every other one goes
             and copies are taken half as often, so they stay evenly spread over the run).
+        average_heads_magnet: with ``average_heads_every`` and ``magnet_coef``: the magnet's
+            answer and claim heads are the average's, so the KL term pulls the learner's heads
+            toward the average (a soft best response to it, smoothed fictitious play) while the
+            rest of the policy is pulled toward the magnet's copy as usual.
         value_hidden_sizes: widths of the value MLP's hidden layers (a separate network).
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
@@ -180,6 +184,7 @@ class TrainConfig:
     claim_hidden_sizes: tuple[int, ...] = ()
     average_heads_every: int = 0
     average_heads_size: int = 64
+    average_heads_magnet: bool = False
     value_hidden_sizes: tuple[int, ...] = (128, 128)
     privileged_value: bool = True
     init_from: str | None = None

@@ -85,6 +85,9 @@ class Trainer:
         if c.average_heads_every and c.freeze_answer_head:
             raise ValueError("average_heads_every trains the answers against the average claims: not with "
                              "freeze_answer_head")
+        if c.average_heads_magnet and not (c.average_heads_every and c.magnet_coef > 0):
+            raise ValueError("average_heads_magnet needs average_heads_every and magnet_coef > 0 (the average is "
+                             "the magnet's heads)")
         if c.average_heads_size < 2:
             raise ValueError(f"average_heads_size must be >= 2, got {c.average_heads_size!r}")
         if c.freeze_answer_head and c.init_from is None and not from_checkpoint:
@@ -244,7 +247,8 @@ class Trainer:
                     total = total - (c.answer_ent_coef - c.ent_coef) * shard.mean(mb_entropy * answers)
                 if self.magnet is not None:
                     with torch.no_grad(), autocast(self.device, c.precision):
-                        magnet_logits = self.magnet(mb_obs)  # float32 (PolicyNetwork.forward)
+                        heads = self.average.heads() if c.average_heads_magnet else None
+                        magnet_logits = self.magnet(mb_obs, heads=heads)  # float32 (PolicyNetwork.forward)
                     pull = shard.mean(magnet_kl(logp, log_probs(magnet_logits, mb_mask), mb_mask))
                     total = total + c.magnet_coef * pull
                 self.optimizer.zero_grad()
