@@ -6,7 +6,6 @@ survives checkpoints, resumes, warm starts and best responses."""
 
 from __future__ import annotations
 
-import copy
 import json
 import shutil
 
@@ -125,7 +124,7 @@ def test_r29_off_learner_seats_of_self_play_claim_and_answer_with_the_average(tm
     for _ in range(4):
         rollout = collector.collect(trainer.network, trainer.average)
         for t in range(rollout.seat.shape[0]):
-            obs, mask, seat = rollout.observation[t], rollout.mask[t], rollout.seat[t]
+            obs, mask = rollout.observation[t], rollout.mask[t]
             decides = mask[:, BELIEVE] | mask[:, FACE_DOWN:BELIEVE].any(1)
             with torch.no_grad():
                 current = log_probs(trainer.network.policy(obs), mask)

@@ -56,16 +56,17 @@ class HeadAverage:
         self._heads: tuple[AveragedHead, AveragedHead] | None = None
         if isinstance(network.answer_head, AveragedHead):
             for i in range(network.answer_head.members):
-                self.members.append((i, *self._plain_heads(network, i)))
+                self.members.append((i, *self.member_heads(network, i)))
             self.offers = len(self.members) - 1
             while len(self.members) > self.capacity:
                 self._thin()
         else:
             self.members.append((0, *self._copies(network)))
 
-    def _plain_heads(self, network: PolicyNetwork, index: int) -> tuple[nn.Sequential, nn.Sequential]:
-        """Member ``index`` of an averaged network, as a pair of plain heads."""
-        answer, claim = self.blank_heads(network)
+    @classmethod
+    def member_heads(cls, network: PolicyNetwork, index: int) -> tuple[nn.Sequential, nn.Sequential]:
+        """Member ``index`` of an averaged network (``average_heads``), as a pair of plain heads."""
+        answer, claim = cls.blank_heads(network)
         network.answer_head.member(index, answer)
         network.claim_head.member(index, claim)
         return answer, claim

@@ -565,13 +565,12 @@ def validate_trainer_metadata(metadata: dict[str, Any], path: Path, num_params: 
         if set(average) != {"offers", "stride", "member_offers"}:
             raise _fail(path, "trainer.average", "must hold offers, stride and member_offers")
         offers = _integer(average["offers"], path, "trainer.average.offers", 0, MAX_COUNT)
-        stride = _integer(average["stride"], path, "trainer.average.stride", 1, MAX_COUNT)
+        _integer(average["stride"], path, "trainer.average.stride", 1, MAX_COUNT)
         members = _sequence(average["member_offers"], path, "trainer.average.member_offers", MAX_AVERAGE_HEADS)
         if not members:
             raise _fail(path, "trainer.average.member_offers", "the average holds at least one member")
         for x in members:
             _integer(x, path, "trainer.average.member_offers[]", 0, offers)
-        del stride
     return trainer
 
 

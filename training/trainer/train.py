@@ -146,10 +146,7 @@ class Trainer:
 
             averaged = network_of(metadata).to(self.device)
             averaged.load_state_dict(policy)
-            newest = averaged.answer_head.members - 1
-            answer, claim = HeadAverage.blank_heads(averaged)
-            averaged.answer_head.member(newest, answer)
-            averaged.claim_head.member(newest, claim)
+            answer, claim = HeadAverage.member_heads(averaged, averaged.average_heads - 1)  # the newest
             policy = {k: v for k, v in policy.items() if not k.startswith(("answer_head.", "claim_head."))}
             policy.update({f"answer_head.{k}": v for k, v in answer.state_dict().items()})
             policy.update({f"claim_head.{k}": v for k, v in claim.state_dict().items()})
@@ -330,9 +327,9 @@ class Trainer:
         }
         if self.shard.world > 1:  # a rank's trainer state holds its share of the games: num_envs / world
             metadata["world"] = self.shard.world
-        weights = self.network.state_dict()
         trainer_state = None
         if with_trainer_state:  # the run as it stands (its own heads; the average is trainer state)
+            weights = self.network.state_dict()
             trainer_state, extra = self._trainer_state()
             metadata["trainer"] = extra
         else:  # the policy as it ships: with the head average in a fictitious-play run
