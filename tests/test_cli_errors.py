@@ -15,6 +15,7 @@ from training.exploit.cli import main as exploit_main
 from training.harness.bluff_stats import main as bluff_main
 from training.harness.evaluate import main as eval_main
 from training.trainer.cli import main as train_main
+from training.trainer.solve_claims import main as solve_claims_main
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINT = str(ROOT / "checkpoints" / "pisti-2p")
@@ -114,6 +115,13 @@ EXPLOIT = [
     (["greedy", "--players", "9"], "num_players"),
     ([CHECKPOINT, "--bluff"], "bluff"),
 ]
+SOLVE_CLAIMS = [
+    ([], "source"),
+    (["{dir}", "--out", "x"], "not a checkpoint directory"),
+    ([CHECKPOINT, "--out", "x"], "not a bluff-variant policy"),
+    ([str(ROOT / "checkpoints" / "pisti-bluff")], "--out"),
+    ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "{file}/x"], "--out"),
+]
 CASES = [
     pytest.param(main, argv, words, id=f"{name}:{' '.join(argv) or '(none)'}")
     for name, main, table in (
@@ -122,6 +130,7 @@ CASES = [
         ("pisti-bluff-stats", bluff_main, BLUFF),
         ("pisti-demo", demo_main, DEMO),
         ("pisti-exploit", exploit_main, EXPLOIT),
+        ("pisti-solve-claims", solve_claims_main, SOLVE_CLAIMS),
     )
     for argv, words in table
 ]
@@ -142,7 +151,8 @@ def test_bad_cli_input_gets_one_line_and_exit_2(main, argv, words, blocker, tmp_
     assert status == 2, captured
     assert len(lines) == 1, captured.err
     assert "Traceback" not in captured.err + captured.out
-    assert lines[0].split(": error: ")[0] in ("pisti-train", "pisti-eval", "pisti-bluff-stats", "pisti-demo", "pisti-exploit")
+    assert lines[0].split(": error: ")[0] in ("pisti-train", "pisti-eval", "pisti-bluff-stats", "pisti-demo", "pisti-exploit",
+                                            "pisti-solve-claims")
     assert words in lines[0], lines[0]
     assert sorted(os.listdir(tmp_path)) == before  # nothing written: refused before the run
 

@@ -422,7 +422,7 @@ def _settings(value: Any, path: Path, field: str = "settings") -> Settings:
 
 
 _OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world", "play",
-                    "answer_hidden_sizes", "claim_hidden_sizes", "average_heads"}
+                    "answer_hidden_sizes", "claim_hidden_sizes", "average_heads", "solved_claims"}
 MAX_AVERAGE_HEADS = 4096  # members of a fictitious-play average (training.trainer.average)
 MAX_WORLD = 65_536  # processes of a distributed run whose checkpoint we read (rank 0 saves its share of the games)
 _REQUIRED_FIELDS = {"format", "format_version", "obs_version", "settings", "observation_size", "card_features",
@@ -486,6 +486,14 @@ def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
         if not (metadata.get("answer_hidden_sizes") and metadata.get("claim_hidden_sizes")):
             raise _fail(path, "average_heads", "averaged heads need an answer head and a claim head "
                         "(answer_hidden_sizes, claim_hidden_sizes)")
+    if "solved_claims" in metadata:
+        if not isinstance(metadata["solved_claims"], bool):
+            raise _fail(path, "solved_claims", f"must be true or false, got {_brief(metadata['solved_claims'])}")
+        if metadata["solved_claims"] and not settings.bluff:
+            raise _fail(path, "solved_claims", "solved claims need the bluff variant (R29) in settings")
+        if metadata["solved_claims"] and (metadata.get("answer_hidden_sizes") or metadata.get("claim_hidden_sizes")):
+            raise _fail(path, "solved_claims", "solved claims replace the answer and claim heads: not with "
+                        "answer_hidden_sizes or claim_hidden_sizes")
     files = _mapping(metadata["files"], path, "files", 2)
     for name, digest in files.items():
         if name not in (MODEL_FILE, TRAINER_FILE):
@@ -677,12 +685,13 @@ def network_of(metadata: Mapping[str, Any]) -> torch.nn.Module:
     """The policy network (:class:`~training.trainer.network.PolicyNetwork`, untrained) that a
     checkpoint's checked ``metadata`` describes: its game's layout, ``hidden_sizes``,
     ``answer_hidden_sizes`` and ``claim_hidden_sizes`` (absent in checkpoints without such a
-    head), ``average_heads`` (absent but in the policy of a fictitious-play run)."""
+    head), ``average_heads`` (absent but in the policy of a fictitious-play run),
+    ``solved_claims`` (absent but where R29's claim game is played solved)."""
     from .network import policy_network
 
     return policy_network(
         make_settings(**metadata["settings"]), metadata["hidden_sizes"], metadata.get("answer_hidden_sizes", ()),
-        metadata.get("claim_hidden_sizes", ()), metadata.get("average_heads", 0),
+        metadata.get("claim_hidden_sizes", ()), metadata.get("average_heads", 0), metadata.get("solved_claims", False),
     )
 
 

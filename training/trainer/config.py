@@ -78,6 +78,15 @@ class TrainConfig:
             answer and claim heads are the average's, so the KL term pulls the learner's heads
             toward the average (a soft best response to it, smoothed fictitious play) while the
             rest of the policy is pulled toward the magnet's copy as usual.
+        solved_claims: bluff variant (R29): the claims and answers are not learned but played
+            from the equilibrium of the small game a claim chance starts
+            (:mod:`training.trainer.claim_game`): holding the lone card's rank, a true claim;
+            else a bluff with the equilibrium's probability for the public counts (the card to
+            bluff with from the card logits); an answer challenges with the equilibrium's
+            probability for the cards of that rank the answerer holds. The card play learns
+            around them. Not with an answer head, a claim head or their options; a warm start
+            from a policy with heads drops them. Self-play on these two decisions circles their
+            equilibrium instead of reaching it (README, Exploitability).
         value_hidden_sizes: widths of the value MLP's hidden layers (a separate network).
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
@@ -185,6 +194,7 @@ class TrainConfig:
     average_heads_every: int = 0
     average_heads_size: int = 64
     average_heads_magnet: bool = False
+    solved_claims: bool = False
     value_hidden_sizes: tuple[int, ...] = (128, 128)
     privileged_value: bool = True
     init_from: str | None = None

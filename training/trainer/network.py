@@ -26,6 +26,8 @@ from pisti_env.cards import NUM_CARD_IDS, NUM_RANKS
 from pisti_env.observation import ObservationLayout
 from pisti_env.rules import Settings
 
+from .claim_game import SolvedClaims
+
 NUM_ACTIONS = NUM_PLAIN_ACTIONS  # card ids (R2): the action space without the bluff variant
 NUM_SUITS = NUM_CARD_IDS // NUM_RANKS
 PRECISIONS = ("fp32", "bf16")
@@ -168,6 +170,12 @@ class PolicyNetwork(nn.Module):
             the answer head and the claim head (both required) are then each an
             :class:`AveragedHead` of M frozen copies (the policy a run with
             ``average_heads_every`` ships, :mod:`training.trainer.average`).
+        solved_claims: R29's claims and answers from the claim game's equilibrium
+            (:class:`~training.trainer.claim_game.SolvedClaims` of the observation layout;
+            :func:`policy_network` builds it) instead of learned: holding the lone rank a true
+            claim, else a bluff with the equilibrium's probability (the card to bluff with by
+            the card logits), and the answers' challenge probability. Not with an answer or a
+            claim head.
     """
 
     def __init__(
@@ -181,8 +189,12 @@ class PolicyNetwork(nn.Module):
         claim_hidden_sizes: Sequence[int] = (),
         claim_chance_view: ClaimChanceView | None = None,
         average_heads: int = 0,
+        solved_claims: SolvedClaims | None = None,
     ) -> None:
         super().__init__()
+        if solved_claims is not None and (answer_hidden_sizes or claim_hidden_sizes):
+            raise ValueError("solved_claims plays R29's claims and answers itself: not with an answer head or a claim "
+                             "head (answer_hidden_sizes, claim_hidden_sizes)")
         if average_heads and not (answer_hidden_sizes and claim_hidden_sizes):
             raise ValueError("average_heads needs both an answer head and a claim head (answer_hidden_sizes, "
                              "claim_hidden_sizes)")
@@ -211,6 +223,11 @@ class PolicyNetwork(nn.Module):
         # One logit: the log-odds of face down (it starts near 0: even odds).
         self.claim_head = self._view_head(self.claim_hidden_sizes, claim_chance_view, 1,
                                           "claim_hidden_sizes", "nothing is claimed", "a claim head", "claim chance view")
+        if solved_claims is not None and (self.num_actions != NUM_BLUFF_ACTIONS
+                                          or solved_claims.card_features != card_features):
+            raise ValueError("solved_claims needs the bluff variant (R29) and the solved claims of this observation "
+                             "layout (see policy_network)")
+        self.solved_claims = solved_claims
 
     def _view_head(
         self, sizes: tuple[int, ...], view: ClaimView | ClaimChanceView | None, outputs: int, field: str,
@@ -253,6 +270,10 @@ class PolicyNetwork(nn.Module):
         else:
             answers = answer_head(self.claim_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
         plays = logits[:, :BELIEVE] + per_card
+        if self.solved_claims is not None:
+            odds, face_down, answers = self.solved_claims(observation, cards[:, 0])
+            held = cards[:, 0, :, self.solved_claims.hand] > 0
+            return torch.cat([_factored_plays(plays, held, odds, face_down), answers], 1)
         if claim_head is not None:
             odds = claim_head(self.claim_chance_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
             plays = _factored_plays(plays, cards[:, 0, :, self.claim_chance_view.hand] > 0, odds)
@@ -325,17 +346,27 @@ class AveragedHead(nn.Module):
         return log_down - log_up
 
 
-def _factored_plays(plays: torch.Tensor, held: torch.Tensor, odds: torch.Tensor) -> torch.Tensor:
+def _factored_plays(
+    plays: torch.Tensor, held: torch.Tensor, odds: torch.Tensor, face_down: torch.Tensor | None = None
+) -> torch.Tensor:
     """(B, 104) face-up then face-down logits whose softmax over the cards ``held`` (B, 52)
     is P(face down) = sigmoid(``odds`` (B, 1)) times the softmax of the face-down logits over
-    ``held``, and the same for face up with 1 - sigmoid. A row without a held card (an answer
-    with an empty hand: its plays are all masked) is left as it is."""
+    ``held``, and the same for face up with 1 - sigmoid. ``face_down`` (B, 52), a subset of
+    ``held``: the only cards played face down (the rest get the most negative logit there),
+    where a row has any. A row without a held card (an answer with an empty hand: its plays
+    are all masked) is left as it is."""
     floor = torch.finfo(plays.dtype).min
     kinds = plays.view(-1, 2, NUM_CARD_IDS)
-    norm = torch.logsumexp(kinds.masked_fill(~held[:, None, :], floor), 2, keepdim=True)  # (B, 2, 1)
+    allowed = held[:, None, :].expand(-1, 2, -1)
+    if face_down is not None:
+        allowed = torch.stack([held, torch.where(face_down.any(1, keepdim=True), face_down, held)], 1)
+    norm = torch.logsumexp(kinds.masked_fill(~allowed, floor), 2, keepdim=True)  # (B, 2, 1)
     norm = torch.where(held.any(1)[:, None, None], norm, 0.0)
     kind = torch.stack([nn.functional.logsigmoid(-odds), nn.functional.logsigmoid(odds)], 1)  # (B, 2, 1)
-    return (kinds - norm + kind).view_as(plays)
+    out = kinds - norm + kind
+    if face_down is not None:
+        out = out.masked_fill(held[:, None, :] & ~allowed, floor)
+    return out.view_as(plays)
 
 
 def policy_network(
@@ -344,12 +375,14 @@ def policy_network(
     answer_hidden_sizes: Sequence[int] = (),
     claim_hidden_sizes: Sequence[int] = (),
     average_heads: int = 0,
+    solved_claims: bool = False,
 ) -> PolicyNetwork:
     """The policy network for the game ``settings`` (its observation layout and action space);
-    ``average_heads``: see :class:`PolicyNetwork`."""
+    ``average_heads``, ``solved_claims``: see :class:`PolicyNetwork`."""
     size, card_features, view, chance_view = _game_inputs(settings, answer_hidden_sizes, claim_hidden_sizes)
+    solved = SolvedClaims(ObservationLayout(settings)) if solved_claims else None
     return PolicyNetwork(size, card_features, hidden_sizes, settings.num_actions, answer_hidden_sizes, view,
-                         claim_hidden_sizes, chance_view, average_heads)
+                         claim_hidden_sizes, chance_view, average_heads, solved)
 
 
 def _game_inputs(
@@ -410,10 +443,11 @@ class ActorCritic(nn.Module):
         claim_view: ClaimView | None = None,
         claim_hidden_sizes: Sequence[int] = (),
         claim_chance_view: ClaimChanceView | None = None,
+        solved_claims: SolvedClaims | None = None,
     ) -> None:
         super().__init__()
         self.policy = PolicyNetwork(observation_size, card_features, hidden_sizes, num_actions, answer_hidden_sizes,
-                                    claim_view, claim_hidden_sizes, claim_chance_view)
+                                    claim_view, claim_hidden_sizes, claim_chance_view, solved_claims=solved_claims)
         self.value = ValueNetwork(observation_size, hidden_information_size, value_hidden_sizes)
 
 
@@ -424,11 +458,14 @@ def actor_critic(
     value_hidden_sizes: Sequence[int] = (128, 128),
     answer_hidden_sizes: Sequence[int] = (),
     claim_hidden_sizes: Sequence[int] = (),
+    solved_claims: bool = False,
 ) -> ActorCritic:
-    """The two networks of a run for the game ``settings``; the arguments as :class:`ActorCritic`'s."""
+    """The two networks of a run for the game ``settings``; the arguments as :class:`ActorCritic`'s
+    (``solved_claims`` as :func:`policy_network`'s)."""
     size, card_features, view, chance_view = _game_inputs(settings, answer_hidden_sizes, claim_hidden_sizes)
+    solved = SolvedClaims(ObservationLayout(settings)) if solved_claims else None
     return ActorCritic(size, card_features, hidden_sizes, hidden_information_size, value_hidden_sizes,
-                       settings.num_actions, answer_hidden_sizes, view, claim_hidden_sizes, chance_view)
+                       settings.num_actions, answer_hidden_sizes, view, claim_hidden_sizes, chance_view, solved)
 
 
 def resolve_precision(precision: str, device: torch.device | str) -> str:

@@ -45,7 +45,7 @@ def _actor_critic(config: TrainConfig, hidden_information_size: int) -> ActorCri
     """The networks ``config`` trains (untrained): the value network reads
     ``hidden_information_size`` entries of hidden information besides the observation (0: none)."""
     return actor_critic(config.settings, config.hidden_sizes, hidden_information_size, config.value_hidden_sizes,
-                        config.answer_hidden_sizes, config.claim_hidden_sizes)
+                        config.answer_hidden_sizes, config.claim_hidden_sizes, config.solved_claims)
 
 
 # R29's heads of their own (TrainConfig fields), each with what a game without bluffs lacks.
@@ -88,6 +88,12 @@ class Trainer:
         if c.average_heads_magnet and not (c.average_heads_every and c.magnet_coef > 0):
             raise ValueError("average_heads_magnet needs average_heads_every and magnet_coef > 0 (the average is "
                              "the magnet's heads)")
+        if c.solved_claims and not c.settings.bluff:
+            raise ValueError("solved_claims needs the bluff variant (R29): without it nothing is claimed")
+        if c.solved_claims and (c.answer_hidden_sizes or c.claim_hidden_sizes or c.freeze_answer_head
+                                or c.average_heads_every):
+            raise ValueError("solved_claims plays the claims and answers itself: not with answer_hidden_sizes, "
+                             "claim_hidden_sizes, freeze_answer_head or average_heads_every")
         if c.average_heads_size < 2:
             raise ValueError(f"average_heads_size must be >= 2, got {c.average_heads_size!r}")
         if c.freeze_answer_head and c.init_from is None and not from_checkpoint:
@@ -156,9 +162,11 @@ class Trainer:
                 f"{directory}: its policy has hidden_sizes {hidden}, this run builds {list(self.config.hidden_sizes)} "
                 f"(pass --hidden-sizes {' '.join(map(str, hidden))} to warm-start from it)"
             )
+        if self.config.solved_claims:  # the claim game is solved here: the start's heads are not used
+            policy = {k: v for k, v in policy.items() if not k.startswith(("answer_head.", "claim_head."))}
         for field in _HEADS:
             theirs, mine = list(metadata.get(field, [])), list(getattr(self.config, field))
-            if theirs and theirs != mine:
+            if theirs and theirs != mine and not self.config.solved_claims:
                 raise CheckpointError(
                     f"{directory}: its policy has {field} {theirs}, this run builds {mine} "
                     f"(pass --{field.replace('_', '-')} {' '.join(map(str, theirs))})"
@@ -319,6 +327,7 @@ class Trainer:
             "hidden_sizes": list(c.hidden_sizes),
             **({"answer_hidden_sizes": list(c.answer_hidden_sizes)} if c.answer_hidden_sizes else {}),
             **({"claim_hidden_sizes": list(c.claim_hidden_sizes)} if c.claim_hidden_sizes else {}),
+            **({"solved_claims": True} if c.solved_claims else {}),
             "step": self.step,
             "update": self.update,
             "config": c.to_dict(),

@@ -1,0 +1,73 @@
+"""``pisti-solve-claims SOURCE --out OUT``: a bluff policy with its claim game solved.
+
+Writes OUT, a policy checkpoint whose card play is SOURCE's and whose R29 claims and answers
+are the claim game's equilibrium (:mod:`training.trainer.claim_game`; metadata
+``solved_claims``), no training step taken: SOURCE's answer and claim heads (or their
+fictitious-play average), if it has them, are dropped. It plays as SOURCE saved it to play
+(``sample_bluffs``). OUT's training budget is SOURCE's: copy SOURCE's ``lineage.json`` along
+with a stage of 0 steps when shipping it (``pisti-exploit`` reads the budget there).
+
+To train the card play around the solved claims instead, ``pisti-train --solved-claims
+--init-from SOURCE``.
+
+Example::
+
+    pisti-solve-claims runs/bluff-c1/policy --out runs/bluff-s0/policy
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from pisti_env.flags import ArgumentParser, checkpoint_dir, fail, writable_dir
+
+from .checkpoint import CheckpointError, load_policy_weights, network_of, save_checkpoint
+
+# What the new checkpoint does not take from SOURCE's metadata: the heads it drops, the format
+# fields and hashes save_checkpoint writes anew, and the name (OUT's own).
+_DROPPED = ("answer_hidden_sizes", "claim_hidden_sizes", "average_heads", "format", "format_version", "obs_version",
+            "files", "name")
+
+
+def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike) -> Path:
+    """Write OUT (``out``, which must not exist) as ``source``'s policy with solved claims;
+    returns its path. ``ValueError`` for a policy outside the bluff variant or an existing
+    ``out``; :class:`~training.trainer.checkpoint.CheckpointError` for a bad ``source``."""
+    out = Path(out)
+    if out.exists():
+        raise ValueError(f"{out} already exists (never overwritten): give a new --out")
+    metadata, weights = load_policy_weights(source)
+    if not metadata["settings"].get("bluff"):
+        raise ValueError(f"{source} is not a bluff-variant policy (R29): it has no claims to solve")
+    kept = {k: v for k, v in metadata.items() if k not in _DROPPED}
+    kept.update(name=out.name, solved_claims=True)
+    policy = {f"policy.{k}": v for k, v in weights.items() if not k.startswith(("answer_head.", "claim_head."))}
+    network_of(kept).load_state_dict({k.removeprefix("policy."): v for k, v in policy.items()})  # strict: every weight fits
+    return save_checkpoint(out, policy, kept)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog="pisti-solve-claims", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("source", type=checkpoint_dir, help="a bluff-variant policy checkpoint directory")
+    parser.add_argument("--out", type=writable_dir, required=True,
+                        help="the new policy checkpoint directory (must not exist yet)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        path = write_solved_policy(args.source, args.out)
+    except (ValueError, CheckpointError, OSError) as error:
+        return fail("pisti-solve-claims", error)
+    print(f"wrote {path}: {args.source}'s card play, claims and answers from the solved claim game")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
