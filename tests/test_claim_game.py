@@ -9,6 +9,7 @@ import itertools
 import json
 import random
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +22,8 @@ from pisti_env.locations import PLAYED_BY  # noqa: E402
 from pisti_env.observation import ObservationEncoder, ObservationLayout  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402
-from training.trainer.claim_game import BLUFF_SHARE, DETER, SolvedClaims, hypergeometric, solve  # noqa: E402
+from training.harness.capture_value import main as capture_value_main  # noqa: E402
+from training.trainer.claim_game import SolvedClaims, hypergeometric, solve, thresholds  # noqa: E402
 from training.trainer.network import PolicyNetwork, log_probs, policy_network  # noqa: E402
 from training.trainer.policy import load_policy  # noqa: E402
 from training.trainer.solve_claims import main as solve_claims_main  # noqa: E402
@@ -55,15 +57,18 @@ def test_r29_the_claim_games_chance_model_is_the_uniform_deal_of_both_hands():
         assert torch.allclose(_joint(t, m, hc, ha), counts / counts.sum(), atol=1e-6), (t, m, hc, ha)
 
 
-def test_r29_the_solved_claim_game_is_an_equilibrium():
+@pytest.mark.parametrize("capture", [0.0, 0.3])
+def test_r29_the_solved_claim_game_is_an_equilibrium(capture):
     """Neither side gains by deviating, for every count of a hand: the answerer challenges
-    where more than a quarter of the claims it sees are bluffs and believes where fewer
-    (mixing only at a quarter), and the claimant without the rank bluffs unless its bluffs are
-    challenged at least a third of the time on average (mixing only at exactly a third)."""
+    where more of the claims it sees are bluffs than its threshold (a quarter with the stakes
+    alone) and believes where fewer, mixing only at it, and the claimant without the rank
+    bluffs unless its bluffs are challenged at least as often as deters it (a third), mixing
+    only there. With a capture value both thresholds move (:func:`thresholds`)."""
+    DETER, BLUFF_SHARE, _ = thresholds(capture)
     tol = 1e-4
     mixed_both = 0
     for t, m, hc, ha in GRID:
-        beta, challenge = solve(*(torch.tensor([float(x)]) for x in (t, m, hc, ha)), copies=3)
+        beta, challenge = solve(*(torch.tensor([float(x)]) for x in (t, m, hc, ha)), copies=3, capture=capture)
         beta, challenge = float(beta[0]), challenge[0]
         joint = _joint(t, m, hc, ha)
         without, holding = joint[0], joint[1:].sum(0)
@@ -84,6 +89,19 @@ def test_r29_the_solved_claim_game_is_an_equilibrium():
                 assert beta == pytest.approx(1.0), (t, m, hc, ha)
             mixed_both += 0 < beta < 1 and abs(caught - DETER) < tol
     assert mixed_both > len(GRID) // 4  # the mixed case is the common one, not an edge
+
+
+def test_r29_the_thresholds_are_the_indifference_points_of_the_payoffs():
+    """With a believed claim worth (1 + a) stakes, a true one challenged F + a, a bluff caught
+    -F (F = 2): the bluff gains nothing at the deterring challenge rate, and the answerer is
+    indifferent at the bluff share; a capture value makes both demand more challenges."""
+    for a in (0.0, 0.3, 1.0):
+        deter, share, odds = thresholds(a)
+        assert (1 - deter) * (1 + a) - 2 * deter == pytest.approx(0.0)
+        believe, challenge = 1 + a, share * -2 + (1 - share) * (2 + a)
+        assert believe == pytest.approx(challenge)
+        assert odds == pytest.approx(share / (1 - share))  # beta * odds_j = odds: the posterior is the share
+    assert thresholds(0.3)[0] > thresholds(0.0)[0] and thresholds(0.3)[1] < thresholds(0.0)[1]
 
 
 def test_r29_a_sure_bluff_is_always_challenged_and_never_made():
@@ -220,6 +238,11 @@ def test_r29_solved_claims_need_the_bluff_variant_and_no_heads(tmp_path):
         Trainer(tiny_config(tmp_path, solved_claims=True))
     with pytest.raises(ValueError, match="not with answer_hidden_sizes"):
         Trainer(tiny_config(tmp_path, bluff=True, target=None, solved_claims=True, claim_hidden_sizes=(8,)))
+    with pytest.raises(ValueError, match="needs solved_claims"):
+        Trainer(tiny_config(tmp_path, bluff=True, target=None, claim_capture_value=3.0))
+    for bad in (-1.0, 101.0, float("nan"), True):
+        with pytest.raises(ValueError, match="capture_value"):
+            SolvedClaims(layout, bad)
 
 
 def test_r29_a_policy_with_solved_claims_is_trained_saved_converted_and_exploited(tmp_path, headless, capsys):
@@ -238,7 +261,9 @@ def test_r29_a_policy_with_solved_claims_is_trained_saved_converted_and_exploite
         assert torch.equal(player.network(x), trainer.network.policy.cpu()(x))
     # pisti-solve-claims: the source's card play with the claims solved, no step taken.
     out = tmp_path / "converted"
-    assert solve_claims_main([str(start), "--out", str(out)]) == 0
+    assert solve_claims_main([str(start), "--capture-value", "2.5", "--out", str(out)]) == 0
+    assert read_metadata(out)["claim_capture_value"] == 2.5
+    assert load_policy(out).network.solved_claims.capture_value == 2.5
     converted = load_policy(out).network
     source = heads.network.policy.cpu().state_dict()
     for key, value in converted.state_dict().items():
@@ -266,6 +291,24 @@ def test_r29_a_checkpoint_states_solved_claims_as_the_schema_allows(tmp_path, he
     (copy / "metadata.json").write_text(json.dumps(plain))
     with pytest.raises(CheckpointError):
         read_metadata(copy)
+    for bad in (-1, 1e9, "3", None):
+        (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True, "claim_capture_value": bad}))
+        with pytest.raises(CheckpointError, match="claim_capture_value"):
+            read_metadata(copy)
+    (copy / "metadata.json").write_text(json.dumps({**metadata, "claim_capture_value": 3.0}))
+    with pytest.raises(CheckpointError, match="only with solved_claims"):
+        read_metadata(copy)
+    (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True, "claim_capture_value": 3.0}))
+    assert load_policy(copy).network.solved_claims.capture_value == 3.0
     (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True}))
-    assert load_policy(copy).network.solved_claims is not None
+    assert load_policy(copy).network.solved_claims.capture_value == 0.0
+
+
+def test_r29_the_capture_value_is_measured_by_rollouts_from_claim_chances(headless, capsys):
+    assert capture_value_main([headless, "--states", "3", "--rollouts", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("A (a believed claim's capture, beyond its stake) = ") and "3 claim chances" in out
+    plain = str(Path(__file__).resolve().parents[1] / "checkpoints" / "pisti-2p")
+    assert capture_value_main([plain]) == 2
+    assert "not a bluff-variant policy" in capsys.readouterr().err
 

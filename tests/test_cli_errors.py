@@ -121,6 +121,7 @@ SOLVE_CLAIMS = [
     ([CHECKPOINT, "--out", "x"], "not a bluff-variant policy"),
     ([str(ROOT / "checkpoints" / "pisti-bluff")], "--out"),
     ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "{file}/x"], "--out"),
+    ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "x", "--capture-value", "-1"], "--capture-value"),
 ]
 CASES = [
     pytest.param(main, argv, words, id=f"{name}:{' '.join(argv) or '(none)'}")

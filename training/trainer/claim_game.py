@@ -14,21 +14,29 @@ forgets what earlier play may say about a hand). The claimant, holding the rank,
 true claim scores the stake ``s`` believed and ``F·s`` challenged, ``F`` =
 ``CHALLENGE_FACTOR``; both beat a face-up pişti's ``s``); without it, it bluffs with
 probability ``β``. The answerer, holding ``j``, challenges with probability ``c_j``. In the
-score difference, a bluff believed is ``+s`` for the claimant, caught ``-F·s``; so
+score difference, against playing face up, a claim believed is worth ``s + A`` to the claimant
+(``A``, the *capture value*: a believed claim takes both cards, and the answerer must then lead
+onto an empty table, which hands the claimant the next claim chance), challenged and true
+``F·s + A``, and a bluff caught ``-F·s`` (its card lies face up on the pile, much as a face-up
+play would). So, with ``a = A/s``:
 
-* the claimant gains by bluffing unless its bluffs are challenged at least ``1/(1+F)`` of the
-  time (a third), averaged over the answerer's ``j`` as the claimant weighs them;
-* the answerer gains by challenging where more than ``(F-1)/(2F)`` (a quarter) of the claims
-  it sees are bluffs.
+* the claimant gains by bluffing unless its bluffs are challenged at least ``(1+a)/(1+F+a)``
+  of the time (a third with ``A = 0``), averaged over the answerer's ``j`` as the claimant
+  weighs them;
+* the answerer gains by challenging where more than ``(F-1)/(2F+a)`` (a quarter with
+  ``A = 0``) of the claims it sees are bluffs.
+
+``A`` is a number of points given to :class:`SolvedClaims` (``claim_capture_value``): the
+stakes alone (``A = 0``) leave a believed bluff's capture free, and a best response bluffs at
+that margin (README, Exploitability).
 
 The answerer's equilibrium challenges the ``j`` that make a bluff likeliest first (the more of
 the rank it holds, the fewer the claimant can), fully until the claimant's bluffs are deterred
 on average; one ``j`` is mixed. The claimant's ``β`` is the one that leaves that answerer
 indifferent; where even challenging every ``j`` worth it cannot deter, it always bluffs, and
 where the answerer holding every hidden card of the rank already deters (such a claim is a
-sure bluff, challenged always), it never does. Stakes scale both payoffs alike, so a lone
-Jack with ``bluff_jack_double`` solves the same. Card points and what the cards do to later
-play are left out: the stakes dominate a claim's value.
+sure bluff, challenged always), it never does. A lone Jack with ``bluff_jack_double`` doubles
+``s``. What else the cards do to later play is left out.
 
 What each seat reads (its own observation only, R30): the lone rank, how many of it it holds
 and how many it has not seen, how many cards it has not seen in all, and the two hand sizes.
@@ -45,17 +53,32 @@ from __future__ import annotations
 
 import torch
 
-from pisti_env.cards import NUM_CARD_IDS, NUM_RANKS
+from pisti_env.cards import JACK, NUM_CARD_IDS, NUM_RANKS
 from pisti_env.observation import CARDS_SCALE, HAND_SCALE, ObservationLayout
-from pisti_env.scoring import CHALLENGE_FACTOR
+from pisti_env.scoring import BLUFF_STAKE, CHALLENGE_FACTOR, JACK_STAKE_FACTOR
 
-# The claimant is deterred when its bluffs are challenged this often (its bluff then scores
-# s(1 - c) - F s c = 0), and the answerer gains by challenging where more than this share of
-# the claims are bluffs (F s (1 - p) - F s p = s).
-DETER = 1.0 / (1.0 + CHALLENGE_FACTOR)
-BLUFF_SHARE = (CHALLENGE_FACTOR - 1.0) / (2.0 * CHALLENGE_FACTOR)
-# A bluff is worth challenging on its own where P(no rank | j) / P(rank | j) exceeds this.
-ODDS = (CHALLENGE_FACTOR - 1.0) / (CHALLENGE_FACTOR + 1.0)
+from .config import MAX_CAPTURE_VALUE
+
+def thresholds(capture: torch.Tensor | float = 0.0) -> tuple:
+    """The claim game's three thresholds, for a believed claim's capture worth ``capture``
+    stakes beyond the stake itself (0: the stakes alone). With stake ``s``, ``F`` =
+    ``CHALLENGE_FACTOR`` and ``a = capture``, relative to playing face up: believed ``(1+a)s``,
+    challenged and true ``(F+a)s``, caught ``-F s``. Returns ``(deter, bluff_share, odds)``:
+
+    * ``deter``: the claimant's bluff gains nothing once challenged this often,
+      ``(1-c)(1+a) = c F``;
+    * ``bluff_share``: the answerer gains by challenging where more than this share of the
+      claims are bluffs, ``p F + (1-p)(F+a) > 1+a`` reversed;
+    * ``odds``: where P(k = 0, j) / P(k >= 1, j) exceeds this, challenging at ``j`` is worth its
+      cost in challenged true claims (and ``beta * odds_j = odds`` makes the answerer
+      indifferent there).
+    """
+    f = float(CHALLENGE_FACTOR)
+    return (1.0 + capture) / (1.0 + f + capture), (f - 1.0) / (2.0 * f + capture), (f - 1.0) / (f + 1.0 + capture)
+
+
+# With the stakes alone: a third, a quarter, and odds of one in three.
+DETER, BLUFF_SHARE, ODDS = thresholds(0.0)
 
 
 def _log_choose(n: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
@@ -74,7 +97,7 @@ def hypergeometric(x: torch.Tensor, total: torch.Tensor, marked: torch.Tensor, d
 
 
 def solve(hidden: torch.Tensor, of_rank: torch.Tensor, claimant_hand: torch.Tensor, answerer_hand: torch.Tensor,
-          copies: int) -> tuple[torch.Tensor, torch.Tensor]:
+          copies: int, capture: torch.Tensor | float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
     """The claim game's equilibrium for each row: ``(bluff, challenge)``, the claimant's
     probability of bluffing without the rank (B,) and the answerer's probability of challenging
     holding ``j`` of it (B, copies + 1), for ``j = 0 … copies``.
@@ -85,6 +108,8 @@ def solve(hidden: torch.Tensor, of_rank: torch.Tensor, claimant_hand: torch.Tens
         claimant_hand: ``h_C``, the claimant's cards in hand at its claim chance (B,).
         answerer_hand: ``h_A`` (B,).
         copies: the most cards of one rank that can be hidden (4 a deck, less the lone one).
+        capture: what a believed claim's capture is worth beyond its stake, in stakes (B,) or
+            one for all (:func:`thresholds`).
     """
     out_dtype = hidden.dtype if hidden.dtype.is_floating_point else torch.float32
     dtype = torch.float64  # the fill below compares running sums: float32's rounding would pick the wrong j
@@ -92,11 +117,13 @@ def solve(hidden: torch.Tensor, of_rank: torch.Tensor, claimant_hand: torch.Tens
     k = torch.arange(copies + 1, dtype=dtype, device=hidden.device)
     ks, js = k.view(1, -1, 1), k.view(1, 1, -1)
     t, m, hc, ha = (x.to(dtype).view(shape) for x in (hidden, of_rank, claimant_hand, answerer_hand))
+    capture = torch.as_tensor(capture, dtype=dtype, device=hidden.device).expand(t.shape[0])
+    deter, _, odds = thresholds(capture)
     # P(k, j): the claimant's hand drawn first, the answerer's from what is left.
     joint = hypergeometric(ks, t, m, hc) * hypergeometric(js, t - hc, m - ks, ha)  # (B, k, j)
     without = joint[:, 0, :]  # P(k = 0, j)
     holding = joint[:, 1:, :].sum(1)  # P(k >= 1, j)
-    need = without.sum(1) * DETER  # how much challenged bluffing deters, in P(k = 0, j) mass
+    need = without.sum(1) * deter  # how much challenged bluffing deters, in P(k = 0, j) mass
     # A j where the claimant cannot hold the rank: every claim there is a bluff, challenge it.
     sure = holding <= 1e-12
     challenge = sure.to(dtype)
@@ -104,13 +131,13 @@ def solve(hidden: torch.Tensor, of_rank: torch.Tensor, claimant_hand: torch.Tens
     done = deterred >= need - 1e-9
     bluff = torch.zeros_like(need)  # deterred by sure bluffs alone: never bluff
     for j in range(copies, -1, -1):  # the likeliest bluffs first: the more the answerer holds
-        worth = ~done & ~sure[:, j] & (without[:, j] > ODDS * holding[:, j])
+        worth = ~done & ~sure[:, j] & (without[:, j] > odds * holding[:, j])
         share = ((need - deterred) / without[:, j].clamp_min(1e-30)).clamp(0.0, 1.0)
         challenge[:, j] = torch.where(worth, share, challenge[:, j])
         deterred = deterred + torch.where(worth, share * without[:, j], torch.zeros_like(share))
         reached = worth & (deterred >= need - 1e-9)
-        # The answerer at this j is indifferent: beta * odds_j = ODDS.
-        bluff = torch.where(reached, ODDS * holding[:, j] / without[:, j].clamp_min(1e-30), bluff)
+        # The answerer at this j is indifferent: beta * odds_j = odds.
+        bluff = torch.where(reached, odds * holding[:, j] / without[:, j].clamp_min(1e-30), bluff)
         done = done | reached
     bluff = torch.where(done, bluff, torch.ones_like(bluff))  # never deterred: always bluff
     return bluff.clamp(0.0, 1.0).to(out_dtype), challenge.to(out_dtype)
@@ -128,9 +155,15 @@ class SolvedClaims:
 
     LOG_ODDS_CAP = 30.0  # "always" and "never" as finite log-odds (probability 1 - 1e-13)
 
-    def __init__(self, layout: ObservationLayout) -> None:
+    def __init__(self, layout: ObservationLayout, capture_value: float = 0.0) -> None:
         if not layout.settings.bluff:
             raise ValueError("solved claims need the bluff variant (R29)")
+        if isinstance(capture_value, bool) or not isinstance(capture_value, (int, float)) \
+                or not 0.0 <= capture_value <= MAX_CAPTURE_VALUE:
+            raise ValueError(f"capture_value must be a number of points in [0, {MAX_CAPTURE_VALUE:g}], "
+                             f"got {capture_value!r}")
+        self.capture_value = float(capture_value)
+        self.jack_stakes = JACK_STAKE_FACTOR if layout.settings.bluff_jack_double else 1
         index = layout.feature_index
         self.card_features = layout.num_card_features
         self.hand, self.top, self.unseen = index["hand"], index["pile_top"], index["unseen"]
@@ -186,7 +219,9 @@ class SolvedClaims:
         """``(claim_odds (B, 1), face_down_cards (B, 52) bool, answers (B, 2))`` from the
         observations (B, size) and their card block (B, 52, K)."""
         c = self.counts(observation, cards)
-        bluff, challenge = solve(c["hidden"], c["of_rank"], c["claimant_hand"], c["answerer_hand"], self.copies)
+        stake = BLUFF_STAKE * torch.where(c["same_rank"][:, JACK] > 0, float(self.jack_stakes), 1.0)  # R29
+        bluff, challenge = solve(c["hidden"], c["of_rank"], c["claimant_hand"], c["answerer_hand"], self.copies,
+                                 self.capture_value / stake)
 
         # The claim: holding the rank, a true claim with one of it; else bluff with P = bluff.
         held, own = c["held"], c["own"]

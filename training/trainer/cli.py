@@ -29,7 +29,7 @@ from pisti_env.flags import (
 )
 from pisti_env.rules import Settings, make_settings
 
-from .config import RESUMABLE, TrainConfig
+from .config import MAX_CAPTURE_VALUE, RESUMABLE, TrainConfig
 
 # The short flags the README and scripts use, besides the generated ``--field-name`` ones.
 ALIASES = {
@@ -68,6 +68,7 @@ CONVERTERS = {
     "claim_hidden_sizes": positive_int,
     "average_heads_every": non_negative_int,
     "average_heads_size": bounded(int, 2, 4096, name="count"),
+    "claim_capture_value": bounded(float, 0, MAX_CAPTURE_VALUE, name="points"),
     "init_from": checkpoint_dir,
     "learning_rate": positive_float,
     "adam_eps": positive_float,

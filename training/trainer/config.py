@@ -87,6 +87,13 @@ class TrainConfig:
             around them. Not with an answer head, a claim head or their options; a warm start
             from a policy with heads drops them. Self-play on these two decisions circles their
             equilibrium instead of reaching it (README, Exploitability).
+        claim_capture_value: with ``solved_claims``: the points a believed claim's capture is
+            worth beyond its stake, against playing face up (it takes both cards, and the
+            answerer must then lead onto an empty table, handing the claimant the next claim
+            chance); the claim game's thresholds move with it (a bluff must be challenged more
+            often to gain nothing, and challenged claims pay more). 0 (default): the stakes
+            alone. Measure it for a policy by rollouts from its claim chances
+            (``python -m training.harness.capture_value POLICY``).
         value_hidden_sizes: widths of the value MLP's hidden layers (a separate network).
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
@@ -195,6 +202,7 @@ class TrainConfig:
     average_heads_size: int = 64
     average_heads_magnet: bool = False
     solved_claims: bool = False
+    claim_capture_value: float = 0.0
     value_hidden_sizes: tuple[int, ...] = (128, 128)
     privileged_value: bool = True
     init_from: str | None = None
@@ -269,4 +277,5 @@ class TrainConfig:
 
 # The fields ``pisti-train --resume`` may change (a resumed run otherwise keeps its checkpoint's
 # config and game; a flag contradicting them is an error, training.trainer.train.resume_config).
+MAX_CAPTURE_VALUE = 100.0  # points (claim_capture_value): far beyond any hand's card points (R20)
 RESUMABLE = ("total_steps", "torch_threads", "checkpoint_every", "keep_checkpoints", "eval_every", "eval_deals", "out_dir")

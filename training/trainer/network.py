@@ -376,11 +376,13 @@ def policy_network(
     claim_hidden_sizes: Sequence[int] = (),
     average_heads: int = 0,
     solved_claims: bool = False,
+    claim_capture_value: float = 0.0,
 ) -> PolicyNetwork:
     """The policy network for the game ``settings`` (its observation layout and action space);
-    ``average_heads``, ``solved_claims``: see :class:`PolicyNetwork`."""
+    ``average_heads``, ``solved_claims``: see :class:`PolicyNetwork`; ``claim_capture_value``:
+    the solved claims' capture value in points (:class:`~training.trainer.claim_game.SolvedClaims`)."""
     size, card_features, view, chance_view = _game_inputs(settings, answer_hidden_sizes, claim_hidden_sizes)
-    solved = SolvedClaims(ObservationLayout(settings)) if solved_claims else None
+    solved = SolvedClaims(ObservationLayout(settings), claim_capture_value) if solved_claims else None
     return PolicyNetwork(size, card_features, hidden_sizes, settings.num_actions, answer_hidden_sizes, view,
                          claim_hidden_sizes, chance_view, average_heads, solved)
 
@@ -459,11 +461,12 @@ def actor_critic(
     answer_hidden_sizes: Sequence[int] = (),
     claim_hidden_sizes: Sequence[int] = (),
     solved_claims: bool = False,
+    claim_capture_value: float = 0.0,
 ) -> ActorCritic:
     """The two networks of a run for the game ``settings``; the arguments as :class:`ActorCritic`'s
-    (``solved_claims`` as :func:`policy_network`'s)."""
+    (``solved_claims``, ``claim_capture_value`` as :func:`policy_network`'s)."""
     size, card_features, view, chance_view = _game_inputs(settings, answer_hidden_sizes, claim_hidden_sizes)
-    solved = SolvedClaims(ObservationLayout(settings)) if solved_claims else None
+    solved = SolvedClaims(ObservationLayout(settings), claim_capture_value) if solved_claims else None
     return ActorCritic(size, card_features, hidden_sizes, hidden_information_size, value_hidden_sizes,
                        settings.num_actions, answer_hidden_sizes, view, claim_hidden_sizes, chance_view, solved)
 

@@ -12,7 +12,7 @@ To train the card play around the solved claims instead, ``pisti-train --solved-
 
 Example::
 
-    pisti-solve-claims runs/bluff-c1/policy --out runs/bluff-s0/policy
+    pisti-solve-claims runs/bluff-c1/policy --capture-value 3 --out runs/bluff-s1/policy
 """
 
 from __future__ import annotations
@@ -23,20 +23,22 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from pisti_env.flags import ArgumentParser, checkpoint_dir, fail, writable_dir
+from pisti_env.flags import ArgumentParser, bounded, checkpoint_dir, fail, writable_dir
 
 from .checkpoint import CheckpointError, load_policy_weights, network_of, save_checkpoint
+from .config import MAX_CAPTURE_VALUE
 
 # What the new checkpoint does not take from SOURCE's metadata: the heads it drops, the format
 # fields and hashes save_checkpoint writes anew, and the name (OUT's own).
 _DROPPED = ("answer_hidden_sizes", "claim_hidden_sizes", "average_heads", "format", "format_version", "obs_version",
-            "files", "name")
+            "files", "name", "solved_claims", "claim_capture_value")
 
 
-def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike) -> Path:
-    """Write OUT (``out``, which must not exist) as ``source``'s policy with solved claims;
-    returns its path. ``ValueError`` for a policy outside the bluff variant or an existing
-    ``out``; :class:`~training.trainer.checkpoint.CheckpointError` for a bad ``source``."""
+def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike, capture_value: float = 0.0) -> Path:
+    """Write OUT (``out``, which must not exist) as ``source``'s policy with solved claims of
+    ``capture_value`` (points, :class:`~training.trainer.claim_game.SolvedClaims`); returns
+    its path. ``ValueError`` for a policy outside the bluff variant, a bad capture value or an
+    existing ``out``; :class:`~training.trainer.checkpoint.CheckpointError` for a bad ``source``."""
     out = Path(out)
     if out.exists():
         raise ValueError(f"{out} already exists (never overwritten): give a new --out")
@@ -44,7 +46,7 @@ def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike) -> Pa
     if not metadata["settings"].get("bluff"):
         raise ValueError(f"{source} is not a bluff-variant policy (R29): it has no claims to solve")
     kept = {k: v for k, v in metadata.items() if k not in _DROPPED}
-    kept.update(name=out.name, solved_claims=True)
+    kept.update(name=out.name, solved_claims=True, claim_capture_value=float(capture_value))
     policy = {f"policy.{k}": v for k, v in weights.items() if not k.startswith(("answer_head.", "claim_head."))}
     network_of(kept).load_state_dict({k.removeprefix("policy."): v for k, v in policy.items()})  # strict: every weight fits
     return save_checkpoint(out, policy, kept)
@@ -56,13 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("source", type=checkpoint_dir, help="a bluff-variant policy checkpoint directory")
     parser.add_argument("--out", type=writable_dir, required=True,
                         help="the new policy checkpoint directory (must not exist yet)")
+    parser.add_argument("--capture-value", type=bounded(float, 0, MAX_CAPTURE_VALUE, name="points"), default=0.0,
+                        help="points a believed claim's capture is worth beyond its stake (pisti-train's "
+                             "--claim-capture-value; measure it with python -m training.harness.capture_value "
+                             "SOURCE); default 0: the stakes alone")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        path = write_solved_policy(args.source, args.out)
+        path = write_solved_policy(args.source, args.out, args.capture_value)
     except (ValueError, CheckpointError, OSError) as error:
         return fail("pisti-solve-claims", error)
     print(f"wrote {path}: {args.source}'s card play, claims and answers from the solved claim game")
