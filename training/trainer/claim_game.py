@@ -51,6 +51,8 @@ With partnerships (R4) partners sit apart, so the answerer is an opponent.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from pisti_env.cards import JACK, NUM_CARD_IDS, NUM_RANKS
@@ -59,7 +61,8 @@ from pisti_env.scoring import BLUFF_STAKE, CHALLENGE_FACTOR, JACK_STAKE_FACTOR
 
 from .config import MAX_CAPTURE_VALUE
 
-def thresholds(capture: torch.Tensor | float = 0.0) -> tuple:
+
+def thresholds(capture: torch.Tensor | float = 0.0) -> tuple[Any, Any, Any]:
     """The claim game's three thresholds, for a believed claim's capture worth ``capture``
     stakes beyond the stake itself (0: the stakes alone). With stake ``s``, ``F`` =
     ``CHALLENGE_FACTOR`` and ``a = capture``, relative to playing face up: believed ``(1+a)s``,
@@ -67,8 +70,8 @@ def thresholds(capture: torch.Tensor | float = 0.0) -> tuple:
 
     * ``deter``: the claimant's bluff gains nothing once challenged this often,
       ``(1-c)(1+a) = c F``;
-    * ``bluff_share``: the answerer gains by challenging where more than this share of the
-      claims are bluffs, ``p F + (1-p)(F+a) > 1+a`` reversed;
+    * ``bluff_share``: the answerer gains by challenging where more than this share ``p`` of
+      the claims are bluffs, ``-p F + (1-p)(F+a) < 1+a`` (the claimant's side of it);
     * ``odds``: where P(k = 0, j) / P(k >= 1, j) exceeds this, challenging at ``j`` is worth its
       cost in challenged true claims (and ``beta * odds_j = odds`` makes the answerer
       indifferent there).
