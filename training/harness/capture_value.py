@@ -33,33 +33,23 @@ from pisti_env.flags import ArgumentParser, checkpoint_dir, fail, non_negative_i
 def capture_value(policy: str, states: int = 150, rollouts: int = 6, seed: int = 0) -> dict[str, Any]:
     """``{"A": {"mean", "half_width"}, "B": {...}, "states": N}`` for the checkpoint ``policy``
     (a bluff-variant policy; ``ValueError`` otherwise), see the module docstring."""
-    import torch
-
     from pisti_env import Game, make_settings
     from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
+    from pisti_env.agents.view import SeatView
     from pisti_env.cards import NUM_CARD_IDS, RANK
     from pisti_env.locations import PLAYED_BY
-    from pisti_env.observation import ObservationEncoder
     from pisti_env.scoring import bluff_stake
-    from training.trainer.network import log_probs
     from training.trainer.policy import load_policy
 
     player = load_policy(policy)
     settings = make_settings(**{**player.metadata["settings"], "target": None})
     if not settings.bluff:
         raise ValueError(f"{policy} is not a bluff-variant policy (R29): it makes no claims")
-    encoder = ObservationEncoder(settings)
-    generator = torch.Generator().manual_seed(seed)
+    player.reset(seed)  # its draws
     rng = random.Random(seed)
 
-    def mask_of(legal: list[int]) -> torch.Tensor:
-        mask = torch.zeros(1, settings.num_actions, dtype=torch.bool)
-        mask[0, legal] = True
-        return mask
-
     def act(game: Game) -> int:
-        x = torch.as_tensor(encoder.encode(game, game.turn))[None]
-        return int(player.act_batch(x, mask_of(game.legal_actions()), generator)[0])
+        return player.act(SeatView(game, game.turn))
 
     def outcome(game: Game, side: int, other: int) -> float:
         while not game.done:
@@ -80,10 +70,9 @@ def capture_value(policy: str, states: int = 150, rollouts: int = 6, seed: int =
             chance = any(FACE_DOWN <= a < BELIEVE for a in legal)
             if chance and not any(RANK[c % NUM_CARD_IDS] == RANK[lone % NUM_CARD_IDS] for c in game.hands[seat]) \
                     and rng.random() < 0.5:  # every other chance: the states spread over the hands
-                x = torch.as_tensor(encoder.encode(game, seat))[None]
-                with torch.no_grad():
-                    logp = log_probs(player.network(x), mask_of(legal))[0]
-                up, down = int(logp[:FACE_DOWN].argmax()), int(logp[FACE_DOWN:BELIEVE].argmax()) + FACE_DOWN
+                p = player.action_probabilities(SeatView(game, seat))  # its likeliest card of each kind
+                up = max((a for a in p if a < FACE_DOWN), key=p.get)
+                down = max((a for a in p if FACE_DOWN <= a < BELIEVE), key=p.get)
                 side, other = game.side_of[seat], game.side_of[game.played_by[lone] - PLAYED_BY]  # the answerer's
                 stake = bluff_stake(lone % NUM_CARD_IDS, settings)
                 means = []

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .network import AveragedHead, PolicyNetwork, mlp
+from .network import AveragedHead, PolicyNetwork, mlp, without_claim_heads
 
 
 class HeadAverage:
@@ -122,7 +122,7 @@ class HeadAverage:
             network.answer_hidden_sizes, network.claim_view, network.claim_hidden_sizes, network.claim_chance_view,
             average_heads=len(self.members),
         ).to(next(network.parameters()).device)
-        own = {k: v for k, v in network.state_dict().items() if not k.startswith(("answer_head.", "claim_head."))}
+        own = without_claim_heads(network.state_dict())
         answer, claim = self.heads()
         state = {**own, **{f"answer_head.{k}": v for k, v in answer.state_dict().items()},
                  **{f"claim_head.{k}": v for k, v in claim.state_dict().items()}}

@@ -275,7 +275,8 @@ class TrainConfig:
         return cls(settings=Settings(**settings), **values)
 
 
+MAX_CAPTURE_VALUE = 100.0  # points (claim_capture_value): far beyond any hand's card points (R20)
+
 # The fields ``pisti-train --resume`` may change (a resumed run otherwise keeps its checkpoint's
 # config and game; a flag contradicting them is an error, training.trainer.train.resume_config).
-MAX_CAPTURE_VALUE = 100.0  # points (claim_capture_value): far beyond any hand's card points (R20)
 RESUMABLE = ("total_steps", "torch_threads", "checkpoint_every", "keep_checkpoints", "eval_every", "eval_deals", "out_dir")

@@ -16,7 +16,7 @@ Suphx and PerfectDou).
 from __future__ import annotations
 
 import contextlib
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import torch
 from torch import nn
@@ -29,8 +29,15 @@ from pisti_env.rules import Settings
 from .claim_game import SolvedClaims
 
 NUM_ACTIONS = NUM_PLAIN_ACTIONS  # card ids (R2): the action space without the bluff variant
+CLAIM_HEADS = ("answer_head.", "claim_head.")  # state-dict prefixes of R29's two small heads
 NUM_SUITS = NUM_CARD_IDS // NUM_RANKS
 PRECISIONS = ("fp32", "bf16")
+
+
+def without_claim_heads(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A policy network's ``state`` (state dict) without R29's answer and claim heads
+    (:data:`CLAIM_HEADS`): what a network with other heads, or none, takes from it."""
+    return {k: v for k, v in state.items() if not k.startswith(CLAIM_HEADS)}
 
 
 def mlp(input_size: int, hidden_sizes: Sequence[int], output_size: int, output_gain: float) -> nn.Sequential:
@@ -381,23 +388,26 @@ def policy_network(
     """The policy network for the game ``settings`` (its observation layout and action space);
     ``average_heads``, ``solved_claims``: see :class:`PolicyNetwork`; ``claim_capture_value``:
     the solved claims' capture value in points (:class:`~training.trainer.claim_game.SolvedClaims`)."""
-    size, card_features, view, chance_view = _game_inputs(settings, answer_hidden_sizes, claim_hidden_sizes)
-    solved = SolvedClaims(ObservationLayout(settings), claim_capture_value) if solved_claims else None
+    size, card_features, view, chance_view, solved = _game_inputs(
+        settings, answer_hidden_sizes, claim_hidden_sizes, solved_claims, claim_capture_value)
     return PolicyNetwork(size, card_features, hidden_sizes, settings.num_actions, answer_hidden_sizes, view,
                          claim_hidden_sizes, chance_view, average_heads, solved)
 
 
 def _game_inputs(
-    settings: Settings, answer_hidden_sizes: Sequence[int], claim_hidden_sizes: Sequence[int] = ()
-) -> tuple[int, int, ClaimView | None, ClaimChanceView | None]:
-    """The observation size, the card features and (with an answer head, a claim head) the
-    views of the game ``settings``, from its one observation layout."""
+    settings: Settings, answer_hidden_sizes: Sequence[int], claim_hidden_sizes: Sequence[int] = (),
+    solved_claims: bool = False, claim_capture_value: float = 0.0,
+) -> tuple[int, int, ClaimView | None, ClaimChanceView | None, SolvedClaims | None]:
+    """The observation size, the card features and (with an answer head, a claim head, solved
+    claims) the views and the solved claims of the game ``settings``, from its one observation
+    layout."""
     layout = ObservationLayout(settings)
     return (
         layout.size,
         layout.num_card_features,
         ClaimView(layout) if answer_hidden_sizes else None,
         ClaimChanceView(layout) if claim_hidden_sizes else None,
+        SolvedClaims(layout, claim_capture_value) if solved_claims else None,
     )
 
 
@@ -465,8 +475,8 @@ def actor_critic(
 ) -> ActorCritic:
     """The two networks of a run for the game ``settings``; the arguments as :class:`ActorCritic`'s
     (``solved_claims``, ``claim_capture_value`` as :func:`policy_network`'s)."""
-    size, card_features, view, chance_view = _game_inputs(settings, answer_hidden_sizes, claim_hidden_sizes)
-    solved = SolvedClaims(ObservationLayout(settings), claim_capture_value) if solved_claims else None
+    size, card_features, view, chance_view, solved = _game_inputs(
+        settings, answer_hidden_sizes, claim_hidden_sizes, solved_claims, claim_capture_value)
     return ActorCritic(size, card_features, hidden_sizes, hidden_information_size, value_hidden_sizes,
                        settings.num_actions, answer_hidden_sizes, view, claim_hidden_sizes, chance_view, solved)
 

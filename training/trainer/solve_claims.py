@@ -27,6 +27,7 @@ from pisti_env.flags import ArgumentParser, bounded, checkpoint_dir, fail, writa
 
 from .checkpoint import CheckpointError, load_policy_weights, network_of, save_checkpoint
 from .config import MAX_CAPTURE_VALUE
+from .network import without_claim_heads
 
 # What the new checkpoint does not take from SOURCE's metadata: the heads it drops, the format
 # fields and hashes save_checkpoint writes anew, and the name (OUT's own).
@@ -47,7 +48,7 @@ def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike, captu
         raise ValueError(f"{source} is not a bluff-variant policy (R29): it has no claims to solve")
     kept = {k: v for k, v in metadata.items() if k not in _DROPPED}
     kept.update(name=out.name, solved_claims=True, claim_capture_value=float(capture_value))
-    policy = {f"policy.{k}": v for k, v in weights.items() if not k.startswith(("answer_head.", "claim_head."))}
+    policy = {f"policy.{k}": v for k, v in without_claim_heads(weights).items()}
     network_of(kept).load_state_dict({k.removeprefix("policy."): v for k, v in policy.items()})  # strict: every weight fits
     return save_checkpoint(out, policy, kept)
 

@@ -34,7 +34,9 @@ from .checkpoint import (
 from .average import HeadAverage
 from .config import RESUMABLE, TrainConfig
 from .distributed import LOCAL, Shard
-from .network import ActorCritic, PolicyNetwork, actor_critic, autocast, entropy, log_probs, resolve_precision
+from .network import (
+    ActorCritic, PolicyNetwork, actor_critic, autocast, entropy, log_probs, resolve_precision, without_claim_heads,
+)
 from .policy import CheckpointPlayer
 from .pool import Opponent, OpponentPool
 from .ppo import assign_seat_rewards, gae, magnet_kl, ppo_losses
@@ -150,13 +152,13 @@ class Trainer:
         member; it is returned (its members then start this run's average), else ``None``."""
         metadata, policy = load_policy_weights(directory, self.settings)
         averaged = None
-        if metadata.get("average_heads"):
+        if metadata.get("average_heads") and not self.config.solved_claims:  # (solved: no heads, no average)
             from .checkpoint import network_of
 
             averaged = network_of(metadata).to(self.device)
             averaged.load_state_dict(policy)
             answer, claim = HeadAverage.member_heads(averaged, averaged.average_heads - 1)  # the newest
-            policy = {k: v for k, v in policy.items() if not k.startswith(("answer_head.", "claim_head."))}
+            policy = without_claim_heads(policy)
             policy.update({f"answer_head.{k}": v for k, v in answer.state_dict().items()})
             policy.update({f"claim_head.{k}": v for k, v in claim.state_dict().items()})
         hidden = list(metadata["hidden_sizes"])
@@ -166,7 +168,7 @@ class Trainer:
                 f"(pass --hidden-sizes {' '.join(map(str, hidden))} to warm-start from it)"
             )
         if self.config.solved_claims:  # the claim game is solved here: the start's heads are not used
-            policy = {k: v for k, v in policy.items() if not k.startswith(("answer_head.", "claim_head."))}
+            policy = without_claim_heads(policy)
         for field in _HEADS:
             theirs, mine = list(metadata.get(field, [])), list(getattr(self.config, field))
             if theirs and theirs != mine and not self.config.solved_claims:
