@@ -11,6 +11,7 @@ import random
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -157,6 +158,29 @@ def test_r29_each_seat_reads_the_claim_games_counts_from_its_own_observation(pla
         assert bool(counts["answering"]) == answering
 
 
+def test_r29_r19_the_last_deal_plays_its_own_capture_value():
+    """With ``last_deal_capture_value`` the claims and answers on the hand's last deal (the
+    stock empty, R19) are the solution for that value, and those before it for
+    ``capture_value``: row by row, both seats, against one value for every deal."""
+    layout = ObservationLayout(BLUFF)
+    k = layout.num_card_features
+    split, early, late = SolvedClaims(layout, 5.0, 1.5), SolvedClaims(layout, 5.0), SolvedClaims(layout, 1.5)
+    positions = _positions(400, BLUFF, seed=3)
+    x = torch.as_tensor(np.stack([obs for _, _, obs in positions]))
+    cards = x[:, : NUM_CARD_IDS * k].reshape(-1, NUM_CARD_IDS, k)
+    last = torch.tensor([game.stock_size == 0 for game, _, _ in positions])
+    assert 0 < int(last.sum()) < len(positions)
+    got, want_early, want_late = split(x, cards), early(x, cards), late(x, cards)
+    differ = torch.zeros(len(positions), dtype=torch.bool)
+    for g, e, lt in zip(got, want_early, want_late):
+        assert torch.equal(g[last], lt[last]) and torch.equal(g[~last], e[~last])
+        differ |= (e != lt).flatten(1).any(1)
+    assert differ[last].any() and differ[~last].any()  # the two values play differently on both
+    assert SolvedClaims(layout, 5.0).last_deal_capture_value == 5.0  # None: the same value everywhere
+    with pytest.raises(ValueError, match="last_deal_capture_value"):
+        SolvedClaims(layout, 3.0, -1.0)
+
+
 def test_r29_the_answerers_chance_of_a_true_claim_is_what_a_uniform_redeal_gives():
     """The model's P(the claimant held the rank | the answerer's counts) against the share of
     uniform redeals of what the answerer cannot know (Game.determinize) where it did."""
@@ -238,8 +262,9 @@ def test_r29_solved_claims_need_the_bluff_variant_and_no_heads(tmp_path):
         Trainer(tiny_config(tmp_path, solved_claims=True))
     with pytest.raises(ValueError, match="not with answer_hidden_sizes"):
         Trainer(tiny_config(tmp_path, bluff=True, target=None, solved_claims=True, claim_hidden_sizes=(8,)))
-    with pytest.raises(ValueError, match="needs solved_claims"):
-        Trainer(tiny_config(tmp_path, bluff=True, target=None, claim_capture_value=3.0))
+    for field in ("claim_capture_value", "claim_capture_value_last_deal"):
+        with pytest.raises(ValueError, match="need solved_claims"):
+            Trainer(tiny_config(tmp_path, bluff=True, target=None, **{field: 3.0}))
     for bad in (-1.0, 101.0, float("nan"), True):
         with pytest.raises(ValueError, match="capture_value"):
             SolvedClaims(layout, bad)
@@ -263,7 +288,13 @@ def test_r29_a_policy_with_solved_claims_is_trained_saved_converted_and_exploite
     out = tmp_path / "converted"
     assert solve_claims_main([str(start), "--capture-value", "2.5", "--out", str(out)]) == 0
     assert read_metadata(out)["claim_capture_value"] == 2.5
+    assert "claim_capture_value_last_deal" not in read_metadata(out)
     assert load_policy(out).network.solved_claims.capture_value == 2.5
+    split = tmp_path / "split"
+    assert solve_claims_main([str(start), "--capture-value", "5", "--capture-value-last-deal", "1.5",
+                              "--out", str(split)]) == 0
+    assert read_metadata(split)["claim_capture_value_last_deal"] == 1.5
+    assert load_policy(split).network.solved_claims.last_deal_capture_value == 1.5
     converted = load_policy(out).network
     source = heads.network.policy.cpu().state_dict()
     for key, value in converted.state_dict().items():
@@ -295,19 +326,34 @@ def test_r29_a_checkpoint_states_solved_claims_as_the_schema_allows(tmp_path, he
         (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True, "claim_capture_value": bad}))
         with pytest.raises(CheckpointError, match="claim_capture_value"):
             read_metadata(copy)
-    (copy / "metadata.json").write_text(json.dumps({**metadata, "claim_capture_value": 3.0}))
-    with pytest.raises(CheckpointError, match="only with solved_claims"):
-        read_metadata(copy)
+    for bad in (-1, "1.5", None, True):
+        (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True,
+                                                        "claim_capture_value_last_deal": bad}))
+        with pytest.raises(CheckpointError, match="claim_capture_value_last_deal"):
+            read_metadata(copy)
+    for field in ("claim_capture_value", "claim_capture_value_last_deal"):
+        (copy / "metadata.json").write_text(json.dumps({**metadata, field: 3.0}))
+        with pytest.raises(CheckpointError, match="only with solved_claims"):
+            read_metadata(copy)
     (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True, "claim_capture_value": 3.0}))
     assert load_policy(copy).network.solved_claims.capture_value == 3.0
     (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True}))
     assert load_policy(copy).network.solved_claims.capture_value == 0.0
+    (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True, "claim_capture_value": 3.0,
+                                                    "claim_capture_value_last_deal": 1.0}))
+    assert load_policy(copy).network.solved_claims.last_deal_capture_value == 1.0
 
 
 def test_r29_the_capture_value_is_measured_by_rollouts_from_claim_chances(headless, capsys):
     assert capture_value_main([headless, "--states", "3", "--rollouts", "1"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("A (a believed claim's capture, beyond its stake) = ") and "3 claim chances" in out
+    assert "A on the last deal" in out and "A on the deals before the last" in out
+    # Against an opponent: only the policy's own claim chances, the opponent answering.
+    assert capture_value_main([headless, "--opponent", "challenger", "--states", "2", "--rollouts", "1"]) == 0
+    assert "2 claim chances" in capsys.readouterr().out
+    assert capture_value_main([headless, "--opponent", "nobody"]) == 2
+    assert "unknown player 'nobody'" in capsys.readouterr().err
     plain = str(Path(__file__).resolve().parents[1] / "checkpoints" / "pisti-2p")
     assert capture_value_main([plain]) == 2
     assert "not a bluff-variant policy" in capsys.readouterr().err

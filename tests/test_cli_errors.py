@@ -43,6 +43,8 @@ TRAIN = [
     (["--learning-rate", "0"], "--learning-rate"),
     (["--learning-rate", "nan"], "--learning-rate"),
     (["--clip-coef", "inf"], "--clip-coef"),
+    (["--claim-capture-value", "-3"], "--claim-capture-value"),
+    (["--claim-capture-value-last-deal", "x"], "--claim-capture-value-last-deal"),
     (["--self-play-share", "-0.1"], "--self-play-share"),
     (["--pool-margin-decay", "0"], "--pool-margin-decay"),
     (["--target-kl", "-1"], "--target-kl"),
@@ -122,6 +124,8 @@ SOLVE_CLAIMS = [
     ([str(ROOT / "checkpoints" / "pisti-bluff")], "--out"),
     ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "{file}/x"], "--out"),
     ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "x", "--capture-value", "-1"], "--capture-value"),
+    ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "x", "--capture-value-last-deal", "1e9"],
+     "--capture-value-last-deal"),
 ]
 CASES = [
     pytest.param(main, argv, words, id=f"{name}:{' '.join(argv) or '(none)'}")

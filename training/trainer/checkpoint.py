@@ -425,7 +425,7 @@ def _settings(value: Any, path: Path, field: str = "settings") -> Settings:
 
 _OPTIONAL_FIELDS = {"name", "step", "update", "config", "torch_version", "trainer", "log_sizes", "world", "play",
                     "answer_hidden_sizes", "claim_hidden_sizes", "average_heads", "solved_claims",
-                    "claim_capture_value"}
+                    "claim_capture_value", "claim_capture_value_last_deal"}
 MAX_AVERAGE_HEADS = 4096  # members of a fictitious-play average (training.trainer.average)
 MAX_WORLD = 65_536  # processes of a distributed run whose checkpoint we read (rank 0 saves its share of the games)
 _REQUIRED_FIELDS = {"format", "format_version", "obs_version", "settings", "observation_size", "card_features",
@@ -497,13 +497,14 @@ def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
         if metadata["solved_claims"] and (metadata.get("answer_hidden_sizes") or metadata.get("claim_hidden_sizes")):
             raise _fail(path, "solved_claims", "solved claims replace the answer and claim heads: not with "
                         "answer_hidden_sizes or claim_hidden_sizes")
-    if "claim_capture_value" in metadata:
-        value = metadata["claim_capture_value"]
+    for field in ("claim_capture_value", "claim_capture_value_last_deal"):
+        if field not in metadata:
+            continue
+        value = metadata[field]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_CAPTURE_VALUE:
-            raise _fail(path, "claim_capture_value", f"must be a number of points in [0, {MAX_CAPTURE_VALUE:g}], "
-                        f"got {_brief(value)}")
+            raise _fail(path, field, f"must be a number of points in [0, {MAX_CAPTURE_VALUE:g}], got {_brief(value)}")
         if not metadata.get("solved_claims"):
-            raise _fail(path, "claim_capture_value", "is the solved claims' capture value: only with solved_claims")
+            raise _fail(path, field, "is a solved claims' capture value: only with solved_claims")
     files = _mapping(metadata["files"], path, "files", 2)
     for name, digest in files.items():
         if name not in (MODEL_FILE, TRAINER_FILE):
@@ -696,14 +697,14 @@ def network_of(metadata: Mapping[str, Any]) -> torch.nn.Module:
     checkpoint's checked ``metadata`` describes: its game's layout, ``hidden_sizes``,
     ``answer_hidden_sizes`` and ``claim_hidden_sizes`` (absent in checkpoints without such a
     head), ``average_heads`` (absent but in the policy of a fictitious-play run),
-    ``solved_claims`` and ``claim_capture_value`` (absent but where R29's claim game is played
-    solved)."""
+    ``solved_claims``, ``claim_capture_value`` and ``claim_capture_value_last_deal`` (absent but
+    where R29's claim game is played solved)."""
     from .network import policy_network
 
     return policy_network(
         make_settings(**metadata["settings"]), metadata["hidden_sizes"], metadata.get("answer_hidden_sizes", ()),
         metadata.get("claim_hidden_sizes", ()), metadata.get("average_heads", 0), metadata.get("solved_claims", False),
-        metadata.get("claim_capture_value", 0.0),
+        metadata.get("claim_capture_value", 0.0), metadata.get("claim_capture_value_last_deal"),
     )
 
 

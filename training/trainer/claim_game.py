@@ -26,9 +26,11 @@ play would). So, with ``a = A/s``:
 * the answerer gains by challenging where more than ``(F-1)/(2F+a)`` (a quarter with
   ``A = 0``) of the claims it sees are bluffs.
 
-``A`` is a number of points given to :class:`SolvedClaims` (``claim_capture_value``): the
-stakes alone (``A = 0``) leave a believed bluff's capture free, and a best response bluffs at
-that margin (README, Exploitability).
+``A`` is a number of points given to :class:`SolvedClaims` (``claim_capture_value``), with
+one of its own for the hand's last deal if given (``claim_capture_value_last_deal``: with the
+stock empty there is no next deal to lead, and R19 gives the last cards to the last capturer,
+so a capture is worth less there): the stakes alone (``A = 0``) leave a believed bluff's
+capture free, and a best response bluffs at that margin (README, Exploitability).
 
 The answerer's equilibrium challenges the ``j`` that make a bluff likeliest first (the more of
 the rank it holds, the fewer the claimant can), fully until the claimant's bluffs are deterred
@@ -158,14 +160,21 @@ class SolvedClaims:
 
     LOG_ODDS_CAP = 30.0  # "always" and "never" as finite log-odds (probability 1 - 1e-13)
 
-    def __init__(self, layout: ObservationLayout, capture_value: float = 0.0) -> None:
+    def __init__(self, layout: ObservationLayout, capture_value: float = 0.0,
+                 last_deal_capture_value: float | None = None) -> None:
         if not layout.settings.bluff:
             raise ValueError("solved claims need the bluff variant (R29)")
-        if isinstance(capture_value, bool) or not isinstance(capture_value, (int, float)) \
-                or not 0.0 <= capture_value <= MAX_CAPTURE_VALUE:
-            raise ValueError(f"capture_value must be a number of points in [0, {MAX_CAPTURE_VALUE:g}], "
-                             f"got {capture_value!r}")
+        given = [("capture_value", capture_value)]
+        if last_deal_capture_value is not None:
+            given.append(("last_deal_capture_value", last_deal_capture_value))
+        for name, value in given:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= MAX_CAPTURE_VALUE:
+                raise ValueError(f"{name} must be a number of points in [0, {MAX_CAPTURE_VALUE:g}], got {value!r}")
         self.capture_value = float(capture_value)
+        # On the hand's last deal (the stock empty) a capture leads to less: no next deal's
+        # empty table to lead onto, and R19 gives the last cards to the last capturer.
+        self.last_deal_capture_value = self.capture_value if last_deal_capture_value is None \
+            else float(last_deal_capture_value)
         self.jack_stakes = JACK_STAKE_FACTOR if layout.settings.bluff_jack_double else 1
         index = layout.feature_index
         self.card_features = layout.num_card_features
@@ -223,8 +232,9 @@ class SolvedClaims:
         observations (B, size) and their card block (B, 52, K)."""
         c = self.counts(observation, cards)
         stake = BLUFF_STAKE * torch.where(c["same_rank"][:, JACK] > 0, float(self.jack_stakes), 1.0)  # R29
+        capture = torch.where(c["stock"] == 0, self.last_deal_capture_value, self.capture_value)
         bluff, challenge = solve(c["hidden"], c["of_rank"], c["claimant_hand"], c["answerer_hand"], self.copies,
-                                 self.capture_value / stake)
+                                 capture / stake)
 
         # The claim: holding the rank, a true claim with one of it; else bluff with P = bluff.
         held, own = c["held"], c["own"]

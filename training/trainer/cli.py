@@ -69,6 +69,7 @@ CONVERTERS = {
     "average_heads_every": non_negative_int,
     "average_heads_size": bounded(int, 2, 4096, name="count"),
     "claim_capture_value": bounded(float, 0, MAX_CAPTURE_VALUE, name="points"),
+    "claim_capture_value_last_deal": bounded(float, 0, MAX_CAPTURE_VALUE, name="points"),
     "init_from": checkpoint_dir,
     "learning_rate": positive_float,
     "adam_eps": positive_float,

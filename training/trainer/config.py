@@ -94,6 +94,11 @@ class TrainConfig:
             often to gain nothing, and challenged claims pay more). 0 (default): the stakes
             alone. Measure it for a policy by rollouts from its claim chances
             (``python -m training.harness.capture_value POLICY``).
+        claim_capture_value_last_deal: with ``solved_claims``: the capture value on the hand's
+            last deal (the stock empty), where a capture leads to less: no next deal begins
+            with the answerer leading onto the empty table, and the table's last cards go to
+            the last capturer (R19). None (default): ``claim_capture_value`` on every deal. The
+            rollouts report it apart (``capture_value``'s ``by_deal``).
         value_hidden_sizes: widths of the value MLP's hidden layers (a separate network).
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
@@ -203,6 +208,7 @@ class TrainConfig:
     average_heads_magnet: bool = False
     solved_claims: bool = False
     claim_capture_value: float = 0.0
+    claim_capture_value_last_deal: float | None = None
     value_hidden_sizes: tuple[int, ...] = (128, 128)
     privileged_value: bool = True
     init_from: str | None = None

@@ -384,19 +384,22 @@ def policy_network(
     average_heads: int = 0,
     solved_claims: bool = False,
     claim_capture_value: float = 0.0,
+    claim_capture_value_last_deal: float | None = None,
 ) -> PolicyNetwork:
     """The policy network for the game ``settings`` (its observation layout and action space);
-    ``average_heads``, ``solved_claims``: see :class:`PolicyNetwork`; ``claim_capture_value``:
-    the solved claims' capture value in points (:class:`~training.trainer.claim_game.SolvedClaims`)."""
+    ``average_heads``, ``solved_claims``: see :class:`PolicyNetwork`; ``claim_capture_value``,
+    ``claim_capture_value_last_deal``: the solved claims' capture values in points, the second
+    on the hand's last deal (None: the first) (:class:`~training.trainer.claim_game.SolvedClaims`)."""
     size, card_features, view, chance_view, solved = _game_inputs(
-        settings, answer_hidden_sizes, claim_hidden_sizes, solved_claims, claim_capture_value)
+        settings, answer_hidden_sizes, claim_hidden_sizes, solved_claims, claim_capture_value,
+        claim_capture_value_last_deal)
     return PolicyNetwork(size, card_features, hidden_sizes, settings.num_actions, answer_hidden_sizes, view,
                          claim_hidden_sizes, chance_view, average_heads, solved)
 
 
 def _game_inputs(
     settings: Settings, answer_hidden_sizes: Sequence[int], claim_hidden_sizes: Sequence[int] = (),
-    solved_claims: bool = False, claim_capture_value: float = 0.0,
+    solved_claims: bool = False, claim_capture_value: float = 0.0, claim_capture_value_last_deal: float | None = None,
 ) -> tuple[int, int, ClaimView | None, ClaimChanceView | None, SolvedClaims | None]:
     """The observation size, the card features and (with an answer head, a claim head, solved
     claims) the views and the solved claims of the game ``settings``, from its one observation
@@ -407,7 +410,7 @@ def _game_inputs(
         layout.num_card_features,
         ClaimView(layout) if answer_hidden_sizes else None,
         ClaimChanceView(layout) if claim_hidden_sizes else None,
-        SolvedClaims(layout, claim_capture_value) if solved_claims else None,
+        SolvedClaims(layout, claim_capture_value, claim_capture_value_last_deal) if solved_claims else None,
     )
 
 
@@ -472,11 +475,13 @@ def actor_critic(
     claim_hidden_sizes: Sequence[int] = (),
     solved_claims: bool = False,
     claim_capture_value: float = 0.0,
+    claim_capture_value_last_deal: float | None = None,
 ) -> ActorCritic:
     """The two networks of a run for the game ``settings``; the arguments as :class:`ActorCritic`'s
-    (``solved_claims``, ``claim_capture_value`` as :func:`policy_network`'s)."""
+    (``solved_claims`` and the capture values as :func:`policy_network`'s)."""
     size, card_features, view, chance_view, solved = _game_inputs(
-        settings, answer_hidden_sizes, claim_hidden_sizes, solved_claims, claim_capture_value)
+        settings, answer_hidden_sizes, claim_hidden_sizes, solved_claims, claim_capture_value,
+        claim_capture_value_last_deal)
     return ActorCritic(size, card_features, hidden_sizes, hidden_information_size, value_hidden_sizes,
                        settings.num_actions, answer_hidden_sizes, view, claim_hidden_sizes, chance_view, solved)
 

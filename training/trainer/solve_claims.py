@@ -13,6 +13,7 @@ To train the card play around the solved claims instead, ``pisti-train --solved-
 Example::
 
     pisti-solve-claims runs/bluff-c1/policy --capture-value 3 --out runs/bluff-s1/policy
+    pisti-solve-claims runs/bluff-s2/policy --capture-value 5 --capture-value-last-deal 1.5 --out runs/bluff-s3/policy
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ from .network import without_claim_heads
 # What the new checkpoint does not take from SOURCE's metadata: the heads it drops, the format
 # fields and hashes save_checkpoint writes anew, and the name (OUT's own).
 _DROPPED = ("answer_hidden_sizes", "claim_hidden_sizes", "average_heads", "format", "format_version", "obs_version",
-            "files", "name", "solved_claims", "claim_capture_value")
+            "files", "name", "solved_claims", "claim_capture_value", "claim_capture_value_last_deal")
 
 
-def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike, capture_value: float = 0.0) -> Path:
+def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike, capture_value: float = 0.0,
+                        last_deal_capture_value: float | None = None) -> Path:
     """Write OUT (``out``, which must not exist) as ``source``'s policy with solved claims of
-    ``capture_value`` (points, :class:`~training.trainer.claim_game.SolvedClaims`); returns
-    its path. ``ValueError`` for a policy outside the bluff variant, a bad capture value or an
+    ``capture_value``, and ``last_deal_capture_value`` on the hand's last deal (None: the same)
+    (points, :class:`~training.trainer.claim_game.SolvedClaims`); returns its path. ``ValueError`` for a policy outside the bluff variant, a bad capture value or an
     existing ``out``; :class:`~training.trainer.checkpoint.CheckpointError` for a bad ``source``."""
     out = Path(out)
     if out.exists():
@@ -48,6 +50,8 @@ def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike, captu
         raise ValueError(f"{source} is not a bluff-variant policy (R29): it has no claims to solve")
     kept = {k: v for k, v in metadata.items() if k not in _DROPPED}
     kept.update(name=out.name, solved_claims=True, claim_capture_value=float(capture_value))
+    if last_deal_capture_value is not None:
+        kept["claim_capture_value_last_deal"] = float(last_deal_capture_value)
     policy = {f"policy.{k}": v for k, v in without_claim_heads(weights).items()}
     network_of(kept).load_state_dict({k.removeprefix("policy."): v for k, v in policy.items()})  # strict: every weight fits
     return save_checkpoint(out, policy, kept)
@@ -63,13 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
                         help="points a believed claim's capture is worth beyond its stake (pisti-train's "
                              "--claim-capture-value; measure it with python -m training.harness.capture_value "
                              "SOURCE); default 0: the stakes alone")
+    parser.add_argument("--capture-value-last-deal", type=bounded(float, 0, MAX_CAPTURE_VALUE, name="points"),
+                        default=None,
+                        help="the capture value on the hand's last deal, where a capture leads to less "
+                             "(pisti-train's --claim-capture-value-last-deal); default: --capture-value's")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        path = write_solved_policy(args.source, args.out, args.capture_value)
+        path = write_solved_policy(args.source, args.out, args.capture_value, args.capture_value_last_deal)
     except (ValueError, CheckpointError, OSError) as error:
         return fail("pisti-solve-claims", error)
     print(f"wrote {path}: {args.source}'s card play, claims and answers from the solved claim game")

@@ -48,7 +48,7 @@ def _actor_critic(config: TrainConfig, hidden_information_size: int) -> ActorCri
     ``hidden_information_size`` entries of hidden information besides the observation (0: none)."""
     return actor_critic(config.settings, config.hidden_sizes, hidden_information_size, config.value_hidden_sizes,
                         config.answer_hidden_sizes, config.claim_hidden_sizes, config.solved_claims,
-                        config.claim_capture_value)
+                        config.claim_capture_value, config.claim_capture_value_last_deal)
 
 
 # R29's heads of their own (TrainConfig fields), each with what a game without bluffs lacks.
@@ -97,8 +97,9 @@ class Trainer:
                                 or c.average_heads_every):
             raise ValueError("solved_claims plays the claims and answers itself: not with answer_hidden_sizes, "
                              "claim_hidden_sizes, freeze_answer_head or average_heads_every")
-        if c.claim_capture_value and not c.solved_claims:
-            raise ValueError("claim_capture_value is the solved claims' capture value: it needs solved_claims")
+        if (c.claim_capture_value or c.claim_capture_value_last_deal is not None) and not c.solved_claims:
+            raise ValueError("claim_capture_value and claim_capture_value_last_deal are the solved claims' capture "
+                             "values: they need solved_claims")
         if c.average_heads_size < 2:
             raise ValueError(f"average_heads_size must be >= 2, got {c.average_heads_size!r}")
         if c.freeze_answer_head and c.init_from is None and not from_checkpoint:
@@ -333,6 +334,8 @@ class Trainer:
             **({"answer_hidden_sizes": list(c.answer_hidden_sizes)} if c.answer_hidden_sizes else {}),
             **({"claim_hidden_sizes": list(c.claim_hidden_sizes)} if c.claim_hidden_sizes else {}),
             **({"solved_claims": True, "claim_capture_value": c.claim_capture_value} if c.solved_claims else {}),
+            **({"claim_capture_value_last_deal": c.claim_capture_value_last_deal}
+               if c.solved_claims and c.claim_capture_value_last_deal is not None else {}),
             "step": self.step,
             "update": self.update,
             "config": c.to_dict(),
