@@ -59,9 +59,12 @@ def capture_value(policy: str, states: int = 150, rollouts: int = 6, seed: int =
     rival = player if opponent is None else make_player(opponent, seed + 1, settings=settings)
     rng = random.Random(seed)
 
+    def plays_policy(game: Game, seat: int) -> bool:
+        return rival is player or game.side_of[seat] == game.side_of[0]
+
     def act(game: Game) -> int:
         seat = game.turn
-        return (player if game.side_of[seat] == game.side_of[0] else rival).act(SeatView(game, seat))
+        return (player if plays_policy(game, seat) else rival).act(SeatView(game, seat))
 
     def outcome(game: Game, side: int, answering_side: int) -> float:
         while not game.done:
@@ -81,8 +84,7 @@ def capture_value(policy: str, states: int = 150, rollouts: int = 6, seed: int =
             seat = game.turn
             lone = game.pile[-1] if game.pile else None
             chance = any(FACE_DOWN <= a < BELIEVE for a in legal)
-            mine = rival is player or game.side_of[seat] == game.side_of[0]
-            if chance and mine and not any(RANK[c % NUM_CARD_IDS] == RANK[lone % NUM_CARD_IDS] for c in game.hands[seat]) \
+            if chance and plays_policy(game, seat) and not any(RANK[c % NUM_CARD_IDS] == RANK[lone % NUM_CARD_IDS] for c in game.hands[seat]) \
                     and rng.random() < 0.5:  # every other chance: the states spread over the hands
                 p = player.action_probabilities(SeatView(game, seat))  # its likeliest card of each kind
                 last_deal.append(game.stock_size == 0)

@@ -47,7 +47,7 @@ from safetensors.torch import save_file
 from pisti_env.observation import OBS_VERSION, ObservationLayout
 from pisti_env.rules import Settings, make_settings
 
-from .config import MAX_CAPTURE_VALUE
+from .config import MAX_CAPTURE_VALUE, is_capture_value
 
 FORMAT = "pisti-checkpoint"
 FORMAT_VERSION = 2  # 2: separate policy and value networks (keys policy.*, value.*)
@@ -501,7 +501,7 @@ def validate_metadata(metadata: Any, path: Path) -> dict[str, Any]:
         if field not in metadata:
             continue
         value = metadata[field]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_CAPTURE_VALUE:
+        if not is_capture_value(value):
             raise _fail(path, field, f"must be a number of points in [0, {MAX_CAPTURE_VALUE:g}], got {_brief(value)}")
         if not metadata.get("solved_claims"):
             raise _fail(path, field, "is a solved claims' capture value: only with solved_claims")
@@ -690,6 +690,17 @@ def network_shapes(build: Callable[[], torch.nn.Module]) -> dict[str, tuple[int,
     memory allocated, whatever the sizes)."""
     with torch.device("meta"):
         return {k: tuple(v.shape) for k, v in build().state_dict().items()}
+
+
+def solved_claims_metadata(capture_value: float, last_deal_capture_value: float | None = None) -> dict[str, Any]:
+    """The metadata fields of a policy whose claims and answers are solved
+    (:class:`~training.trainer.claim_game.SolvedClaims`): ``solved_claims``,
+    ``claim_capture_value`` and, where the last deal has a value of its own,
+    ``claim_capture_value_last_deal``."""
+    fields: dict[str, Any] = {"solved_claims": True, "claim_capture_value": float(capture_value)}
+    if last_deal_capture_value is not None:
+        fields["claim_capture_value_last_deal"] = float(last_deal_capture_value)
+    return fields
 
 
 def network_of(metadata: Mapping[str, Any]) -> torch.nn.Module:

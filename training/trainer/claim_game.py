@@ -61,7 +61,7 @@ from pisti_env.cards import JACK, NUM_CARD_IDS, NUM_RANKS
 from pisti_env.observation import CARDS_SCALE, HAND_SCALE, ObservationLayout
 from pisti_env.scoring import BLUFF_STAKE, CHALLENGE_FACTOR, JACK_STAKE_FACTOR
 
-from .config import MAX_CAPTURE_VALUE
+from .config import MAX_CAPTURE_VALUE, is_capture_value
 
 
 def thresholds(capture: torch.Tensor | float = 0.0) -> tuple[Any, Any, Any]:
@@ -168,7 +168,7 @@ class SolvedClaims:
         if last_deal_capture_value is not None:
             given.append(("last_deal_capture_value", last_deal_capture_value))
         for name, value in given:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= MAX_CAPTURE_VALUE:
+            if not is_capture_value(value):
                 raise ValueError(f"{name} must be a number of points in [0, {MAX_CAPTURE_VALUE:g}], got {value!r}")
         self.capture_value = float(capture_value)
         # On the hand's last deal (the stock empty) a capture leads to less: no next deal's

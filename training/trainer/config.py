@@ -98,7 +98,7 @@ class TrainConfig:
             last deal (the stock empty), where a capture leads to less: no next deal begins
             with the answerer leading onto the empty table, and the table's last cards go to
             the last capturer (R19). None (default): ``claim_capture_value`` on every deal. The
-            rollouts report it apart (``capture_value``'s ``by_deal``).
+            rollouts report it apart (``capture_value``'s ``A_by_deal``).
         value_hidden_sizes: widths of the value MLP's hidden layers (a separate network).
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
@@ -282,6 +282,12 @@ class TrainConfig:
 
 
 MAX_CAPTURE_VALUE = 100.0  # points (claim_capture_value): far beyond any hand's card points (R20)
+
+
+def is_capture_value(value: object) -> bool:
+    """Whether ``value`` is a solved claims' capture value: a number of points (not a bool) in
+    [0, MAX_CAPTURE_VALUE]."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0.0 <= value <= MAX_CAPTURE_VALUE
 
 # The fields ``pisti-train --resume`` may change (a resumed run otherwise keeps its checkpoint's
 # config and game; a flag contradicting them is an error, training.trainer.train.resume_config).

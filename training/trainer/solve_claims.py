@@ -26,7 +26,7 @@ from typing import Sequence
 
 from pisti_env.flags import ArgumentParser, bounded, checkpoint_dir, fail, writable_dir
 
-from .checkpoint import CheckpointError, load_policy_weights, network_of, save_checkpoint
+from .checkpoint import CheckpointError, load_policy_weights, network_of, save_checkpoint, solved_claims_metadata
 from .config import MAX_CAPTURE_VALUE
 from .network import without_claim_heads
 
@@ -49,9 +49,7 @@ def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike, captu
     if not metadata["settings"].get("bluff"):
         raise ValueError(f"{source} is not a bluff-variant policy (R29): it has no claims to solve")
     kept = {k: v for k, v in metadata.items() if k not in _DROPPED}
-    kept.update(name=out.name, solved_claims=True, claim_capture_value=float(capture_value))
-    if last_deal_capture_value is not None:
-        kept["claim_capture_value_last_deal"] = float(last_deal_capture_value)
+    kept.update(name=out.name, **solved_claims_metadata(capture_value, last_deal_capture_value))
     policy = {f"policy.{k}": v for k, v in without_claim_heads(weights).items()}
     network_of(kept).load_state_dict({k.removeprefix("policy."): v for k, v in policy.items()})  # strict: every weight fits
     return save_checkpoint(out, policy, kept)

@@ -29,7 +29,8 @@ from pisti_env.batched import BatchedPisti, BatchState
 from .checkpoint import (
     HISTORY, LATEST, LOG_FILE, METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, check_hidden_sizes, checked_file,
     check_play, latest_run_checkpoint, load_policy_weights, load_tensors, network_shapes, play_mode, prune_run_checkpoints,
-    publish_run_checkpoint, read_metadata, save_checkpoint, tensor_shapes, validate_trainer_metadata, write_atomic,
+    publish_run_checkpoint, read_metadata, save_checkpoint, solved_claims_metadata, tensor_shapes,
+    validate_trainer_metadata, write_atomic,
 )
 from .average import HeadAverage
 from .config import RESUMABLE, TrainConfig
@@ -333,9 +334,8 @@ class Trainer:
             "hidden_sizes": list(c.hidden_sizes),
             **({"answer_hidden_sizes": list(c.answer_hidden_sizes)} if c.answer_hidden_sizes else {}),
             **({"claim_hidden_sizes": list(c.claim_hidden_sizes)} if c.claim_hidden_sizes else {}),
-            **({"solved_claims": True, "claim_capture_value": c.claim_capture_value} if c.solved_claims else {}),
-            **({"claim_capture_value_last_deal": c.claim_capture_value_last_deal}
-               if c.solved_claims and c.claim_capture_value_last_deal is not None else {}),
+            **(solved_claims_metadata(c.claim_capture_value, c.claim_capture_value_last_deal)
+               if c.solved_claims else {}),
             "step": self.step,
             "update": self.update,
             "config": c.to_dict(),
