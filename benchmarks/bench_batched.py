@@ -44,7 +44,8 @@ def random_legal_actions(mask: torch.Tensor, generator: torch.Generator) -> torc
     """A uniformly random legal action per game: the (k+1)-th legal one, k uniform below the
     count (found by a binary search in the running count of legal actions)."""
     # Small integer types: the int64 default makes this policy cost as much as the engine step.
-    running = mask.to(torch.uint8).cumsum(1, dtype=torch.uint8)  # at most 106 legal actions
+    flags = mask.view(torch.uint8) if mask.dtype == torch.bool else mask.to(torch.uint8)  # a bool mask: no copy
+    running = flags.cumsum(1, dtype=torch.uint8)  # at most 106 legal actions
     k = (torch.rand(mask.shape[0], generator=generator, device=mask.device) * running[:, -1]).to(torch.uint8)
     return torch.searchsorted(running, k[:, None], right=True).squeeze(1)
 

@@ -269,6 +269,23 @@ def test_deck_order_is_the_same_in_numpy_and_torch():
     assert torch.equal(numpy_decks.sort(1).values, torch.arange(52).expand(len(keys), 52))
 
 
+def test_hash_key_is_the_same_in_numpy_and_torch():
+    """The CPU's NumPy hash of (seed, parts) and the torch one (every other device) agree: seeds
+    at the corners of 32 and 64 bits and beyond, negative and large int parts, tensor parts."""
+    from pisti_env.batched import decks
+
+    generator = torch.Generator().manual_seed(3)
+    slots = torch.cat([torch.tensor([0, 1, 2**31 - 1, 2**32 - 1]), torch.randint(0, 2**31, (2000,), generator=generator)])
+    episodes = torch.randint(0, 2**31, slots.shape, generator=generator)
+    for seed in (0, 1, 2**31, 2**32 - 1, 2**32, 2**63 - 1, 2**70 + 5):
+        for parts in ((slots, episodes, -1, 0), (slots, 7), (3, -1)):
+            numpy_key = decks._hash_key_numpy(seed, parts)
+            torch_key = decks._hash_key_torch(seed, parts, torch.device("cpu"))
+            assert numpy_key.dtype == torch_key.dtype == torch.int64
+            assert numpy_key.shape == torch_key.shape
+            assert torch.equal(numpy_key, torch_key), (seed, len(parts))
+
+
 def check_pure_step(engine: BatchedPisti, state: BatchState, actions: torch.Tensor) -> None:
     before = {f.name: getattr(state, f.name).clone() for f in dataclasses.fields(BatchState)}
     new_state, _ = engine.step_state(state, actions)

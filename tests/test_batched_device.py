@@ -30,7 +30,7 @@ FACTORIES = {
 # Modules a step runs through, and the data-dependent branches and sizes each holds
 # (``bool(t.any())``, ``t.nonzero()``: one sync with the GPU each, when they run).
 HOT_MODULES = {
-    "transitions.py": 3,  # a deal needed? a hand over? an episode over? (the last two rarely run)
+    "transitions.py": 4,  # a hand empty? then a deal needed? a hand over? an episode over? (the last two rarely run)
     "moves.py": 2,  # R29: any face-down play? any answer? (bluff variant only)
     "decks.py": 1,  # R7: any void deal to draw again? (at hand ends only)
     "hands.py": 2,  # end_hands_, start_hands_: which games? (nonzero, at hand ends only)
@@ -42,8 +42,10 @@ HOT_MODULES = {
 }
 HOST_COPIES = {"item", "cpu", "numpy", "tolist"}
 # Host copies a module may make on purpose, each only where its tensor is on the CPU already
-# (a view, no copy): decks.py hands a CPU deck draw to NumPy, whose sort is ~10x torch's there.
-CPU_ONLY_HOST_CALLS = {"decks.py": 1}
+# (a view, no copy): decks.py hands a CPU deck draw to NumPy, whose sort is ~10x torch's there,
+# and the CPU hash keys of new hands and dealers (a few dozen small operations, each far cheaper
+# in NumPy).
+CPU_ONLY_HOST_CALLS = {"decks.py": 2}
 
 
 def calls(path: Path):

@@ -32,12 +32,43 @@ def mix(x: torch.Tensor) -> torch.Tensor:
 
 
 def hash_key(seed: int, *parts: torch.Tensor | int, device: torch.device) -> torch.Tensor:
-    """The hash of ``seed`` and ``parts`` (tensors of one shape, or ints), element-wise."""
+    """The hash of ``seed`` and ``parts`` (tensors of one shape, or ints), element-wise. On a
+    CPU the same values come from NumPy (:func:`_hash_key_numpy`: the batch is small here, and
+    a NumPy operation costs a fraction of a torch one)."""
+    if torch.device(device).type == "cpu":
+        return _hash_key_numpy(seed, parts)
+    return _hash_key_torch(seed, parts, device)
+
+
+def _hash_key_torch(seed: int, parts: tuple[torch.Tensor | int, ...], device: torch.device) -> torch.Tensor:
+    """:func:`hash_key` in torch (every device but a CPU)."""
     h = mix(torch.as_tensor(seed & _MASK32, device=device) ^ 0x5BD1E995)
     h = h ^ (seed >> 32)
     for part in parts:
         h = mix(h * 31 + torch.as_tensor(part, device=device) + 0x9E3779B)
     return h
+
+
+def _mix_numpy(x: np.ndarray) -> np.ndarray:
+    """:func:`mix` of a uint32 array, in place (its products wrap modulo 2**32 exactly as
+    ``mix`` masks them); returns ``x``."""
+    for shift, multiplier in _MIX_ROUNDS:
+        x ^= x >> shift
+        x *= np.uint32(multiplier)
+    x ^= x >> _MIX_LAST_SHIFT
+    return x
+
+
+def _hash_key_numpy(seed: int, parts: tuple[torch.Tensor | int, ...]) -> torch.Tensor:
+    """:func:`hash_key` on a CPU, in uint32 arithmetic: every step of ``hash_key`` is taken
+    modulo 2**32 (``mix`` masks its input first), so wrapping gives the same values."""
+    with np.errstate(over="ignore"):  # the wrap is the point (NumPy warns of it on scalars only)
+        h = _mix_numpy(np.array((seed & _MASK32) ^ 0x5BD1E995, dtype=np.uint32))
+        h ^= np.uint32((seed >> 32) & _MASK32)
+        for part in parts:
+            value = part.numpy() if isinstance(part, torch.Tensor) else np.asarray(part)
+            h = _mix_numpy(h * np.uint32(31) + value.astype(np.int64).astype(np.uint32) + np.uint32(0x9E3779B))
+    return torch.from_numpy(np.asarray(h, dtype=np.int64))
 
 
 def first_dealers(seed: int, slot: torch.Tensor, episode: torch.Tensor, num_players: int) -> torch.Tensor:
@@ -93,11 +124,7 @@ def _deck_order_numpy(key: torch.Tensor) -> torch.Tensor:
     wrap modulo 2**32 exactly as ``mix`` masks them, then ``np.sort`` of the same unique keys
     as :func:`_deck_order_torch`."""
     cards = np.arange(NUM_CARD_IDS, dtype=np.uint32)
-    x = key.numpy().astype(np.uint32)[:, None] * np.uint32(_CARD_STRIDE) + cards  # (key * 64 + card) & _MASK32
-    for shift, multiplier in _MIX_ROUNDS:
-        x ^= x >> shift
-        x *= np.uint32(multiplier)
-    x ^= x >> _MIX_LAST_SHIFT
+    x = _mix_numpy(key.numpy().astype(np.uint32)[:, None] * np.uint32(_CARD_STRIDE) + cards)  # of (key * 64 + card) & _MASK32
     order = np.sort(x.astype(np.int64) * _CARD_STRIDE + cards, axis=1) & (_CARD_STRIDE - 1)
     return torch.from_numpy(order)
 

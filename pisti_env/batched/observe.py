@@ -217,7 +217,9 @@ class ObservationWriter:
         cards (R9) are its hand, the "hand" feature of its card block (no second lookup)."""
         stride = self._card_stride[observation_format]
         hand = observation[:, self._hand_feature : stride * NUM_CARD_IDS : stride]
-        held = hand > 0
+        # uint8: with one deck the byte is 0 or 1, a valid bool as it is; one strided copy
+        # instead of a comparison (the mask must not alias the caller's buffer).
+        held = hand.view(torch.bool).clone() if observation_format == "uint8" else hand > 0
         return self._bluff_mask(state, held) if self.tables.settings.bluff else held
 
     def action_mask(self, state: BatchState) -> torch.Tensor:

@@ -90,11 +90,13 @@ def _step_all(t: Tables, state: BatchState, a: torch.Tensor) -> tuple[BatchState
     hands_empty = state.in_hands == 0
     if t.settings.bluff:  # R29: a pending claim is answered before any deal or hand end
         hands_empty = hands_empty & (state.claimant < 0)
-    stock_left = state.stock_pos < NUM_CARD_IDS
-    need_deal = hands_empty & stock_left
-    hand_over = hands_empty & ~stock_left
-    if bool(need_deal.any()):
-        state = deal_(t, state, need_deal)
+    hand_over = hands_empty  # all False unless some hand is empty (most steps: nothing to do)
+    if bool(hands_empty.any()):
+        stock_left = state.stock_pos < NUM_CARD_IDS
+        need_deal = hands_empty & stock_left
+        hand_over = hands_empty & ~stock_left
+        if bool(need_deal.any()):
+            state = deal_(t, state, need_deal)
     if bool(hand_over.any()):
         # Ending and starting hands write the decks too (not copied before: hand ends are rare).
         state = owned_copy(state, ("deck",))
