@@ -310,11 +310,19 @@ class BatchedPisti:
         return a
 
     def _validated_bluff_actions(self, state: BatchState, a: torch.Tensor) -> torch.Tensor:
-        """R29: ``a`` must be legal in the action mask of each game."""
+        """R29: ``a`` must be legal in the action mask of each game (read for the actions taken
+        only: the whole mask is built for the error message alone)."""
+        t = self.tables
         in_range = (a >= 0) & (a < self.num_actions)
-        mask = self.action_mask(state)
-        legal = in_range & mask.gather(1, a.clamp(0, self.num_actions - 1)[:, None]).squeeze(1)
+        card = a.clamp(0, self.num_actions - 1) % FACE_DOWN  # the card of a play (an answer: any)
+        held = t.legal.index_select(0, state.turn * t.num_codes + state.code.gather(1, card[:, None]).squeeze(1))
+        pending = state.claimant >= 0
+        # As the mask (ObservationWriter._bluff_mask): a face-up card when no claim waits, a
+        # face-down one where a claim is allowed, an answer only while one waits.
+        play_allowed = torch.where(a < FACE_DOWN, ~pending, self._writer.may_claim(state))
+        legal = in_range & torch.where(a >= BELIEVE, pending, held & play_allowed)
         if not bool(legal.all()):
+            mask = self.action_mask(state)
             b = int((~legal).nonzero()[0, 0])
             seat = int(state.turn[b])
             allowed = mask[b].nonzero().squeeze(1).tolist()

@@ -86,9 +86,9 @@ def end_hands_(
     if idx.numel() == B:  # every hand ends (games in step: the common case): no sub-batch
         return finish_hands_(t, owned)
     sub, result, done, winner = finish_hands_(t, take(owned, idx))
-    hand_result = {
-        key: torch.zeros(B, S, dtype=torch.int64, device=dev).index_copy(0, idx, value) for key, value in result.items()
-    }
+    # Every key's rows in one copy: (keys, k, S) into (keys, B, S).
+    spread = torch.zeros(len(result), B, S, dtype=torch.int64, device=dev).index_copy_(1, idx, torch.stack(list(result.values())))
+    hand_result = dict(zip(result, spread.unbind(0)))
     return (
         put_(owned, idx, sub),
         hand_result,

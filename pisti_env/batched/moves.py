@@ -95,18 +95,18 @@ def play_face_down(t: Tables, state: BatchState, card: torch.Tensor) -> BatchSta
     seat that played the lone card answers next. The card is known to its player only
     (``loc.PILE_DOWN + seat``), or to everyone if it is the shown stock bottom (R28), and its
     playing-seat code stays NOBODY until it is shown."""
-    seat, rows = state.turn, t.rows
+    seat, at_card = state.turn, card[:, None]
     code = state.code.clone()
-    held_shown = code[rows, card] // CODE_WIDTH == loc.HAND_SHOWN + seat  # R28
+    held_shown = _one_code(code, card) // CODE_WIDTH == loc.HAND_SHOWN + seat  # R28
     location = torch.where(held_shown, loc.PILE_DOWN_SHOWN, loc.PILE_DOWN + seat)
-    code[rows, card] = (location * CODE_WIDTH + loc.NOBODY).to(CODE_DTYPE)
-    lone_player = (state.code[rows, state.top] % CODE_WIDTH).long() - loc.PLAYED_BY
-    claims = _deltas(t, {Counter.BLUFF_CLAIMS: torch.ones_like(seat)})
+    code.scatter_(1, at_card, (location * CODE_WIDTH + loc.NOBODY).to(CODE_DTYPE)[:, None])
+    lone_player = (_one_code(state.code, state.top) % CODE_WIDTH).long() - loc.PLAYED_BY
+    counts = _credit(t, state.side_counts, t.side_of.index_select(0, seat), {Counter.BLUFF_CLAIMS: 1})
     return state.replace(
         code=code,
         in_hands=state.in_hands - 1,
-        hand_sizes=state.hand_sizes - (seat[:, None] == t.seat_ids).long(),
-        side_counts=state.side_counts + _to_side(t, claims, t.side_of[seat]),
+        hand_sizes=state.hand_sizes.scatter_add(1, seat[:, None], t.minus_ones),
+        side_counts=counts,
         claimant=seat,
         claim_card=card,
         turn=lone_player,
@@ -118,35 +118,36 @@ def answer_claim(t: Tables, state: BatchState, challenge: torch.Tensor) -> Batch
     scored as ``pisti_env.claims.answer``. Then the seat after the claimant moves (the caller deals or
     ends the hand when the hands are empty). Rows without a claim compute garbage that the
     caller drops."""
-    rows = t.rows
     claimant, card, lone = state.claimant.clamp(min=0), state.claim_card.clamp(min=0), state.top
-    side = t.side_of[claimant]
-    stake = torch.full_like(lone, BLUFF_STAKE)
+    side = t.side_of.index_select(0, claimant)
+    lone_rank = t.rank.index_select(0, lone)
+    stake = BLUFF_STAKE
     if t.settings.bluff_jack_double:  # house rule: stakes doubled on a lone Jack
-        stake = stake * torch.where(t.rank[lone] == JACK, JACK_STAKE_FACTOR, 1)
-    true_claim = t.rank[card] == t.rank[lone]  # a Jack on a lone non-Jack is a bluff
+        stake = torch.where(lone_rank == JACK, BLUFF_STAKE * JACK_STAKE_FACTOR, BLUFF_STAKE)
+    true_claim = t.rank.index_select(0, card) == lone_rank  # a Jack on a lone non-Jack is a bluff
     taken = ~challenge | true_claim  # believed or proven: both cards to the claimant's side
     caught = ~taken  # both cards stay, the shown card on top
     code = state.code.clone()
-    card_code = code[rows, card]
     # Everyone sees the card once challenged; a believed one stays hidden unless it is the
     # shown stock bottom (R28, R30).
-    public_card = challenge | (card_code // CODE_WIDTH == loc.PILE_DOWN_SHOWN)
+    public_card = challenge | (_one_code(code, card) // CODE_WIDTH == loc.PILE_DOWN_SHOWN)
     location = torch.where(
         caught, loc.PILE_UP, torch.where(public_card, loc.CAPT_SHOWN + side, loc.CAPT_DOWN + claimant)
     )
     played_by = torch.where(challenge, loc.PLAYED_BY + claimant, loc.NOBODY)
-    code[rows, card] = (location * CODE_WIDTH + played_by).to(CODE_DTYPE)
-    lone_code = code[rows, lone]
-    captured_lone = t.relabel[(side + 1) * t.num_codes + lone_code]  # a capture (R19)
-    code[rows, lone] = torch.where(taken, captured_lone, lone_code)
+    code.scatter_(1, card[:, None], (location * CODE_WIDTH + played_by).to(CODE_DTYPE)[:, None])
+    lone_code = _one_code(code, lone)
+    captured_lone = t.relabel.index_select(0, (side + 1) * t.num_codes + lone_code)  # a capture (R19)
+    code.scatter_(1, lone[:, None], torch.where(taken, captured_lone, lone_code)[:, None])
 
-    lone_points, card_points = t.points[lone], t.points[card]
+    lone_points, card_points = t.points.index_select(0, lone), t.points.index_select(0, card)
     own_bluff = stake * torch.where(challenge, CHALLENGE_FACTOR, 1) * taken
     their_bluff = CHALLENGE_FACTOR * stake * caught  # the challenger's side alone (R29)
     public = (lone_points + card_points * public_card) * taken
-    claim_rows = _deltas(
+    counts = _credit(
         t,
+        state.side_counts,
+        side,
         {
             Counter.CAPTURED: CLAIM_CARDS * taken,
             Counter.CARD_POINTS: (lone_points + card_points) * taken,
@@ -158,9 +159,8 @@ def answer_claim(t: Tables, state: BatchState, challenge: torch.Tensor) -> Batch
             Counter.BLUFF_CHALLENGED_FALSE: caught,
         },
     )
-    answer_rows = _deltas(t, {Counter.PUBLIC_POINTS: their_bluff, Counter.BLUFF_POINTS: their_bluff})
-    answerer_side = t.side_of[state.turn]
-    counts = state.side_counts + _to_side(t, claim_rows, side) + _to_side(t, answer_rows, answerer_side)
+    answerer_side = t.side_of.index_select(0, state.turn)
+    counts = _credit(t, counts, answerer_side, {Counter.PUBLIC_POINTS: their_bluff, Counter.BLUFF_POINTS: their_bluff})
     none = torch.full_like(claimant, -1)
     return state.replace(
         code=code,
@@ -173,16 +173,20 @@ def answer_claim(t: Tables, state: BatchState, challenge: torch.Tensor) -> Batch
         side_counts=counts,
         claimant=none,
         claim_card=none,
-        turn=(claimant + 1) % t.num_players,
+        turn=t.next_seat.index_select(0, claimant),
     )
 
 
-def _deltas(t: Tables, rows: dict[Counter, torch.Tensor]) -> torch.Tensor:
-    """(B, rows of ``side_counts``) counter changes: the given rows, zero elsewhere."""
-    zero = torch.zeros(t.batch_size, dtype=torch.int64, device=t.device)
-    return torch.stack([rows.get(Counter(r), zero).long() for r in range(t.num_rows)], 1)
+def _one_code(code: torch.Tensor, card: torch.Tensor) -> torch.Tensor:
+    """(B,) the code of card ``card[b]`` in each game (a gather: far cheaper than
+    ``code[rows, card]``'s advanced indexing)."""
+    return code.gather(1, card[:, None]).squeeze(1)
 
 
-def _to_side(t: Tables, deltas: torch.Tensor, side: torch.Tensor) -> torch.Tensor:
-    """(B, rows, S): per-game counter changes ``deltas`` (B, rows) credited to ``side``."""
-    return deltas[:, :, None] * (side[:, None] == t.side_ids).long()[:, None, :]
+def _credit(t: Tables, counts: torch.Tensor, side: torch.Tensor, deltas: dict[Counter, torch.Tensor | int]) -> torch.Tensor:
+    """``counts`` (B, rows, S) with ``deltas[row]`` (per game, or one int for all) added to
+    each game's ``side``; out of place."""
+    rows = torch.zeros(t.batch_size, t.num_rows, dtype=torch.int64, device=t.device)
+    for row, value in deltas.items():
+        rows[:, row] = value
+    return counts.scatter_add(2, side.view(-1, 1, 1).expand(-1, t.num_rows, 1), rows[:, :, None])

@@ -137,7 +137,10 @@ class ObservationWriter:
         claimant = layout.by_name["claimant"]
         self._claimant_at = slice(claimant.start - rest_at, claimant.stop - rest_at)
         self._bluff_at = slice(layout.by_name["bluff_points"].start - rest_at, layout.size - rest_at)
-        self._bluff_rows = list(BLUFF_RESULT_ROWS.values())
+        # The claim block's counters are the last rows of ``side_counts``, in order: a slice.
+        self._bluff_rows_from = min(BLUFF_RESULT_ROWS.values())
+        if list(BLUFF_RESULT_ROWS.values()) != list(range(self._bluff_rows_from, t.num_rows)):
+            raise AssertionError("the bluff counters must be the last rows of side_counts, in order")
         gather = np.zeros((t.num_players, len(BLUFF_RESULT_ROWS) * S), dtype=np.int64)
         for seat, rel in enumerate(encoder.rel_side):
             for r in range(len(BLUFF_RESULT_ROWS)):
@@ -209,8 +212,8 @@ class ObservationWriter:
         t = self.tables
         claim = ((state.claimant - seat) % t.num_players)[:, None] == t.seat_ids
         rest[:, self._claimant_at] = (claim & (state.claimant >= 0)[:, None]).float()
-        values = state.side_counts[:, self._bluff_rows].reshape(t.batch_size, -1).float()
-        rest[:, self._bluff_at] = values.gather(1, self._bluff_gather[seat]) * self._bluff_scale
+        values = state.side_counts[:, self._bluff_rows_from:].reshape(t.batch_size, -1).float()
+        rest[:, self._bluff_at] = values.gather(1, self._bluff_gather.index_select(0, seat)) * self._bluff_scale
 
     def mover_mask(self, state: BatchState, observation: torch.Tensor, observation_format: str = "float") -> torch.Tensor:
         """:meth:`action_mask` read off ``observation``, the seat to move's own: its legal
@@ -235,17 +238,17 @@ class ObservationWriter:
         allowed; only believe and challenge while a claim waits for its answer."""
         pending = state.claimant >= 0
         face_up = held & ~pending[:, None]
-        face_down = held & self._may_claim(state)[:, None]
+        face_down = held & self.may_claim(state)[:, None]
         return torch.cat([face_up, face_down, pending[:, None].expand(-1, CHALLENGE - BELIEVE + 1)], 1)
 
-    def _may_claim(self, state: BatchState) -> torch.Tensor:
+    def may_claim(self, state: BatchState) -> torch.Tensor:
         """(B,) bool, R29 as ``pisti_env.claims.may_claim``: exactly one card on the table, played face up
         by another side, no claim pending; with ``last_card_pisti=False`` not on the hand's
         very last card (R16)."""
         t = self.tables
         lone_by = (state.code.gather(1, state.top[:, None]).squeeze(1) % CODE_WIDTH).long()
         lone_player = (lone_by - loc.PLAYED_BY).clamp(0, t.num_players - 1)
-        other_side = t.side_of[lone_player] != t.side_of[state.turn]
+        other_side = t.side_of.index_select(0, lone_player) != t.side_of.index_select(0, state.turn)
         may = (state.claimant < 0) & (state.pile_size == 1) & (lone_by != loc.NOBODY) & other_side
         if not t.settings.last_card_pisti:
             may = may & ~((state.in_hands == 1) & (state.stock_pos == NUM_CARD_IDS))

@@ -35,7 +35,6 @@ class Tables:
     reward_mode: str  # "diff" or "win", as the AEC env
     batch_size: int
     device: torch.device
-    rows: torch.Tensor  # (B,) 0..B-1
     side_ids: torch.Tensor  # (S,) 0..S-1
     seat_ids: torch.Tensor  # (n,) 0..n-1
     num_players: int
@@ -109,7 +108,6 @@ def build_tables(settings: Settings, *, batch_size: int, device: torch.device, s
         reward_mode=reward_mode,
         batch_size=batch_size,
         device=device,
-        rows=torch.arange(batch_size, device=device),
         side_ids=torch.arange(S, device=device),
         seat_ids=torch.arange(n, device=device),
         num_players=settings.num_players,
