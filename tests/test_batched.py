@@ -170,9 +170,15 @@ def test_batched_engine_matches_python_engine(settings, episodes):
     assert set(seen) - {"stock bottom face down"} == {"face up"}
 
 
+@pytest.mark.parametrize("kinds_on", ["whole batch", "sub-batches"])
 @pytest.mark.parametrize("settings, episodes", BLUFF_SETTINGS)
-def test_batched_engine_matches_python_engine_with_bluffs(settings, episodes):
-    """R29: the same game for game comparison, face-down plays and answers included."""
+def test_batched_engine_matches_python_engine_with_bluffs(settings, episodes, kinds_on, monkeypatch):
+    """R29: the same game for game comparison, face-down plays and answers included; claims and
+    answers computed for the whole batch (as small batches do) and for their games only (as
+    large CPU batches do, ``moves.SUB_BATCH_FROM``)."""
+    from pisti_env.batched import moves
+
+    monkeypatch.setattr(moves, "SUB_BATCH_FROM", 1 if kinds_on == "sub-batches" else 10**9)
     seen = Counter()
     assert run_differential(settings, episodes, seen=seen) >= episodes
     for kind in ("face up", "face down", "believe", "challenge", "bluff_challenged_true", "bluff_challenged_false"):
@@ -303,9 +309,13 @@ def test_step_state_is_pure():
     check_pure_step(engine, engine.state, random_legal(out.action_mask, [random.Random(i) for i in range(6)]))
 
 
-def test_R29_step_state_is_pure_with_face_down_plays_and_answers():
+@pytest.mark.parametrize("kinds_on", ["whole batch", "sub-batches"])
+def test_R29_step_state_is_pure_with_face_down_plays_and_answers(kinds_on, monkeypatch):
     """Steps that mix face-up plays, face-down plays and answers, and end hands, leave their
-    input state untouched."""
+    input state untouched (claims and answers computed either way, see ``moves.SUB_BATCH_FROM``)."""
+    from pisti_env.batched import moves
+
+    monkeypatch.setattr(moves, "SUB_BATCH_FROM", 1 if kinds_on == "sub-batches" else 10**9)
     engine = BatchedPisti(32, seed=2, num_players=2, target=51, bluff=True, show_stock_bottom=True)
     out = engine.reset()
     rngs = [random.Random(i) for i in range(32)]

@@ -31,7 +31,7 @@ FACTORIES = {
 # (``bool(t.any())``, ``t.nonzero()``: one sync with the GPU each, when they run).
 HOT_MODULES = {
     "transitions.py": 4,  # a hand empty? then a deal needed? a hand over? an episode over? (the last two rarely run)
-    "moves.py": 2,  # R29: any face-down play? any answer? (bluff variant only)
+    "moves.py": 2,  # R29, per kind: any face-down play (any answer)? which games (large CPU batches only)? (bluff variant only)
     "decks.py": 1,  # R7: any void deal to draw again? (at hand ends only)
     "hands.py": 2,  # end_hands_, start_hands_: which games? (nonzero, at hand ends only)
     "observe.py": 0,

@@ -14,7 +14,7 @@ from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
 from ..cards import JACK, NUM_CARD_IDS
 from ..counters import Counter
 from ..scoring import BLUFF_STAKE, CHALLENGE_FACTOR, JACK_STAKE_FACTOR
-from .state import CODE_DTYPE, CODE_WIDTH, BatchState, select
+from .state import CODE_DTYPE, CODE_WIDTH, FIELDS, BatchState, select, take
 from .tables import PILE_CLASSES, Tables
 
 CLAIM_CARDS = 2  # a taken claim captures two cards: the lone card and the face-down one (R29)
@@ -72,29 +72,59 @@ def play_face_up(t: Tables, state: BatchState, a: torch.Tensor) -> BatchState:
     )
 
 
+SUB_BATCH_FROM = 512  # CPU batch size from which the rarer kinds of move run on their games only
+
+
 def bluff_move(t: Tables, state: BatchState, a: torch.Tensor) -> BatchState:
     """R29: each game takes its own kind of action: a face-up card (``a`` < ``FACE_DOWN``), a
-    face-down one (below ``BELIEVE``) or an answer (``BELIEVE``, ``CHALLENGE``). Each kind is
-    computed for the whole batch and kept where it was taken; the kinds nobody took are
-    skipped. Out of place: the next state's ``code`` is a fresh tensor."""
+    face-down one (below ``BELIEVE``) or an answer (``BELIEVE``, ``CHALLENGE``). The face-up
+    play is computed for the whole batch; a claim or an answer, each taken in a few games of
+    a step, for the whole batch too and kept where it was taken, or, in large CPU batches,
+    only for the games that took it (a sub-batch: far less work than the whole batch and its
+    selection, for a few more operations). The kinds nobody took are skipped. Out of place:
+    the next state's ``code`` is a fresh tensor."""
     card = a % FACE_DOWN  # the card played, face up or down (meaningless for an answer)
     face_down = (a >= FACE_DOWN) & (a < BELIEVE)
     answer = a >= BELIEVE
-    down = play_face_down(t, state, card) if bool(face_down.any()) else None
-    answered = answer_claim(t, state, a == CHALLENGE) if bool(answer.any()) else None
     moved = play_face_up(t, state, card)
-    if down is not None:
-        moved = select(face_down, down, moved)
-    if answered is not None:
-        moved = select(answer, answered, moved)
+    sub_batches = t.batch_size >= SUB_BATCH_FROM and t.device.type == "cpu"
+    for taken, move in (
+        (face_down, lambda part, rows: play_face_down(t, part, card[rows])),
+        (answer, lambda part, rows: answer_claim(t, part, a[rows] == CHALLENGE)),
+    ):
+        if not bool(taken.any()):
+            continue
+        if sub_batches:
+            rows = taken.nonzero().squeeze(1)
+            before = take(state, rows)
+            moved = _put_moved(state, moved, rows, before, move(before, rows))
+        else:
+            moved = select(taken, move(state, slice(None)), moved)
     return moved
+
+
+def _put_moved(
+    state: BatchState, moved: BatchState, rows: torch.Tensor, before: BatchState, after: BatchState
+) -> BatchState:
+    """``moved`` (``state`` after the face-up play; its ``code`` fresh) with games ``rows``
+    replaced by ``after``, those games moved another way from ``before`` (``take(state,
+    rows)``): every field that either move changed is copied (``code`` in place, the others out
+    of place)."""
+    fields = {}
+    for name in FIELDS:
+        whole, mine = getattr(moved, name), getattr(after, name)
+        if whole is getattr(state, name) and mine is getattr(before, name):
+            continue  # neither move changed it
+        fields[name] = whole.index_copy_(0, rows, mine) if name == "code" else whole.index_copy(0, rows, mine)
+    return moved.replace(**fields)
 
 
 def play_face_down(t: Tables, state: BatchState, card: torch.Tensor) -> BatchState:
     """R29: the seat to move plays ``card`` face down on the lone card, claiming a pişti; the
     seat that played the lone card answers next. The card is known to its player only
     (``loc.PILE_DOWN + seat``), or to everyone if it is the shown stock bottom (R28), and its
-    playing-seat code stays NOBODY until it is shown."""
+    playing-seat code stays NOBODY until it is shown. ``state`` may be any sub-batch of the
+    engine's games (:func:`bluff_move`)."""
     seat, at_card = state.turn, card[:, None]
     code = state.code.clone()
     held_shown = _one_code(code, card) // CODE_WIDTH == loc.HAND_SHOWN + seat  # R28
@@ -105,7 +135,7 @@ def play_face_down(t: Tables, state: BatchState, card: torch.Tensor) -> BatchSta
     return state.replace(
         code=code,
         in_hands=state.in_hands - 1,
-        hand_sizes=state.hand_sizes.scatter_add(1, seat[:, None], t.minus_ones),
+        hand_sizes=state.hand_sizes.scatter_add(1, seat[:, None], t.minus_ones[: seat.shape[0]]),
         side_counts=counts,
         claimant=seat,
         claim_card=card,
@@ -117,7 +147,7 @@ def answer_claim(t: Tables, state: BatchState, challenge: torch.Tensor) -> Batch
     """R29: the seat to move believes (``challenge`` False) or challenges the pending claim;
     scored as ``pisti_env.claims.answer``. Then the seat after the claimant moves (the caller deals or
     ends the hand when the hands are empty). Rows without a claim compute garbage that the
-    caller drops."""
+    caller drops. ``state`` may be any sub-batch of the engine's games (:func:`bluff_move`)."""
     claimant, card, lone = state.claimant.clamp(min=0), state.claim_card.clamp(min=0), state.top
     side = t.side_of.index_select(0, claimant)
     lone_rank = t.rank.index_select(0, lone)
@@ -186,7 +216,7 @@ def _one_code(code: torch.Tensor, card: torch.Tensor) -> torch.Tensor:
 def _credit(t: Tables, counts: torch.Tensor, side: torch.Tensor, deltas: dict[Counter, torch.Tensor | int]) -> torch.Tensor:
     """``counts`` (B, rows, S) with ``deltas[row]`` (per game, or one int for all) added to
     each game's ``side``; out of place."""
-    rows = torch.zeros(t.batch_size, t.num_rows, dtype=torch.int64, device=t.device)
+    rows = torch.zeros(side.shape[0], t.num_rows, dtype=torch.int64, device=t.device)  # B, or a sub-batch's size
     for row, value in deltas.items():
         rows[:, row] = value
     return counts.scatter_add(2, side.view(-1, 1, 1).expand(-1, t.num_rows, 1), rows[:, :, None])
