@@ -9,7 +9,7 @@ and the PPO update. As a reference measured in the same run it
 prints the samples per second of forward + backward + Adam of a plain MLP of two 256-wide
 layers at batch 4096 (float32), so figures from a busy machine can still be compared as ratios.
 
-Usage: ``python benchmarks/bench_train.py [--updates 10] [--players 2] [--envs N] [--rollout T]
+Usage: ``python benchmarks/bench_train.py [--updates 10] [--players 2] [--bluff] [--envs N] [--rollout T]
 [--precision auto|bf16|fp32] [--device cpu]``
 """
 
@@ -82,6 +82,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--updates", type=int, default=10)
     p.add_argument("--players", type=int, default=defaults.settings.num_players)
+    p.add_argument("--bluff", action="store_true", help="the bluff variant (R29), the trainer's defaults otherwise")
     p.add_argument("--envs", type=int, default=defaults.num_envs)
     p.add_argument("--rollout", type=int, default=defaults.rollout_steps)
     p.add_argument("--precision", default=defaults.precision)
@@ -91,7 +92,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as out:
         config = TrainConfig(
-            settings=Settings(num_players=args.players), num_envs=args.envs, rollout_steps=args.rollout, precision=args.precision,
+            settings=Settings(num_players=args.players, bluff=args.bluff), num_envs=args.envs, rollout_steps=args.rollout, precision=args.precision,
             device=args.device, torch_threads=args.threads, eval_every=0, checkpoint_every=0, out_dir=out,
             total_steps=(args.updates + 1) * args.envs * args.rollout,
         )
@@ -125,7 +126,7 @@ def main() -> None:
         loop, together = pool_call_seconds(trainer)
     reference = reference_mlp_samples_per_second()
     c = trainer.config
-    print(f"trainer: {c.settings.num_players} players, {c.num_envs} games x {c.rollout_steps} steps per update, "
+    print(f"trainer: {c.settings.num_players} players{', bluff variant' if c.settings.bluff else ''}, {c.num_envs} games x {c.rollout_steps} steps per update, "
           f"{c.update_epochs} epochs x {c.num_minibatches} minibatches, precision {c.precision}, "
           f"{torch.get_num_threads()} threads")
     print(f"end to end: {steps / wall:,.0f} environment steps/s over {args.updates} updates ({wall:.1f} s)")
