@@ -192,13 +192,14 @@ def answer_claim(t: Tables, state: BatchState, challenge: torch.Tensor) -> Batch
     answerer_side = t.side_of.index_select(0, state.turn)
     counts = _credit(t, counts, answerer_side, {Counter.PUBLIC_POINTS: their_bluff, Counter.BLUFF_POINTS: their_bluff})
     none = torch.full_like(claimant, -1)
+    kept = caught.long()  # 1 where the pile stays (products: fewer operations than wheres)
     return state.replace(
         code=code,
         top=torch.where(taken, lone, card),
-        pile_size=torch.where(taken, 0, state.pile_size + 1),
-        pile_hidden=torch.where(taken, 0, state.pile_hidden),
-        pile_points_public=torch.where(taken, 0, state.pile_points_public + card_points),
-        pile_points_hidden=torch.where(taken, 0, state.pile_points_hidden),
+        pile_size=(state.pile_size + 1) * kept,
+        pile_hidden=state.pile_hidden * kept,
+        pile_points_public=(state.pile_points_public + card_points) * kept,
+        pile_points_hidden=state.pile_points_hidden * kept,
         last_capturer=torch.where(taken, side, state.last_capturer),
         side_counts=counts,
         claimant=none,
