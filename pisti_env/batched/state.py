@@ -58,7 +58,15 @@ class BatchState:
     claim_card: torch.Tensor  # (B,) its face-down card id, -1: none
 
     def replace(self, **changes: torch.Tensor) -> "BatchState":
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes`` (field name -> tensor); ``TypeError`` for a name that is not
+        a field. ``dataclasses.replace`` without its per-field ``__init__`` (a step makes
+        several copies, and at small batches Python's share of a step counts)."""
+        unknown = changes.keys() - _FIELD_NAMES
+        if unknown:
+            raise TypeError(f"BatchState has no field {sorted(unknown)[0]!r}")
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__, **changes)  # frozen: written past __setattr__, as __init__ does
+        return copy
 
     @property
     def where(self) -> torch.Tensor:
@@ -102,6 +110,7 @@ class BatchStep:
 
 
 FIELDS = tuple(f.name for f in dataclasses.fields(BatchState))
+_FIELD_NAMES = frozenset(FIELDS)
 
 
 def owned_copy(state: BatchState, fields: tuple[str, ...] = OWNED_FIELDS) -> BatchState:
