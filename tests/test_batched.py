@@ -585,3 +585,20 @@ def test_cuda_matches_cpu(bluff):
         assert torch.equal(a.rewards, b.rewards.cpu())
         actions = a.action_mask.int().argmax(1)
         a, b = cpu.step(actions), gpu.step(actions.cuda())
+
+
+def test_batch_state_replace_copies_and_refuses_unknown_fields():
+    """``BatchState.replace`` (its own fast copy) behaves as ``dataclasses.replace``: a new state
+    with the changed fields, the rest shared, the original untouched; an unknown name raises."""
+    engine = BatchedPisti(4, seed=1, num_players=2, target=None)
+    engine.reset()
+    state = engine.state
+    turn = state.turn + 1
+    copy = state.replace(turn=turn)
+    assert copy is not state and type(copy) is BatchState
+    assert copy.turn is turn and state.turn is not turn
+    assert all(getattr(copy, f.name) is getattr(state, f.name) for f in dataclasses.fields(BatchState) if f.name != "turn")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copy.turn = state.turn
+    with pytest.raises(TypeError, match="no field 'turns'"):
+        state.replace(turns=turn)
