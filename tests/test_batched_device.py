@@ -9,8 +9,8 @@ the source of :mod:`pisti_env.batched` instead:
 * no hot-path module copies a tensor to the host (``.item()``, ``.cpu()``, ``.numpy()``,
   ``.tolist()``; but for the documented CPU-only calls of ``CPU_ONLY_HOST_CALLS``), and the data-dependent branches and sizes (``bool(t.any())``,
   ``t.nonzero()``), each a GPU-to-host sync, are exactly the documented ones (a new one must be
-  added here on purpose). A plain step without bluffs syncs twice in :mod:`.transitions` and
-  once in :meth:`BatchedPisti.step`'s action check.
+  added here on purpose). A plain step without bluffs syncs once in :mod:`.transitions` (more
+  when a hand runs out of cards) and once in :meth:`BatchedPisti.step`'s action check.
 
 ``device="meta"`` is no substitute: those branches need values, which meta tensors do not have.
 """

@@ -90,14 +90,15 @@ def _step_all(t: Tables, state: BatchState, a: torch.Tensor) -> tuple[BatchState
     hands_empty = state.in_hands == 0
     if t.settings.bluff:  # R29: a pending claim is answered before any deal or hand end
         hands_empty = hands_empty & (state.claimant < 0)
-    hand_over = hands_empty  # all False unless some hand is empty (most steps: nothing to do)
-    if bool(hands_empty.any()):
+    hand_over, any_hand_over = hands_empty, False  # all False unless some hand is empty
+    if bool(hands_empty.any()):  # most steps: no hand is empty, one check (one GPU sync) in all
         stock_left = state.stock_pos < NUM_CARD_IDS
         need_deal = hands_empty & stock_left
         hand_over = hands_empty & ~stock_left
         if bool(need_deal.any()):
             state = deal_(t, state, need_deal)
-    if bool(hand_over.any()):
+        any_hand_over = bool(hand_over.any())
+    if any_hand_over:
         # Ending and starting hands write the decks too (not copied before: hand ends are rare).
         state = owned_copy(state, ("deck",))
         state, hand_result, done, winner = end_hands_(t, state, hand_over)
