@@ -170,15 +170,21 @@ def test_batched_engine_matches_python_engine(settings, episodes):
     assert set(seen) - {"stock bottom face down"} == {"face up"}
 
 
-@pytest.mark.parametrize("kinds_on", ["whole batch", "sub-batches"])
-@pytest.mark.parametrize("settings, episodes", BLUFF_SETTINGS)
-def test_batched_engine_matches_python_engine_with_bluffs(settings, episodes, kinds_on, monkeypatch):
-    """R29: the same game for game comparison, face-down plays and answers included; claims and
-    answers computed for the whole batch (as small batches do) and for their games only (as
-    large CPU batches do, ``moves.SUB_BATCH_FROM``)."""
+@pytest.fixture(params=["whole batch", "sub-batches"])
+def claims_computed_for(request, monkeypatch):
+    """R29's claims and answers computed for the whole batch (as small batches and GPUs do)
+    or for their games only (as large CPU batches do): ``moves.SUB_BATCH_FROM`` set so that
+    the test's batch takes that path."""
     from pisti_env.batched import moves
 
-    monkeypatch.setattr(moves, "SUB_BATCH_FROM", 1 if kinds_on == "sub-batches" else 10**9)
+    monkeypatch.setattr(moves, "SUB_BATCH_FROM", 1 if request.param == "sub-batches" else 10**9)
+    return request.param
+
+
+@pytest.mark.parametrize("settings, episodes", BLUFF_SETTINGS)
+def test_batched_engine_matches_python_engine_with_bluffs(settings, episodes, claims_computed_for):
+    """R29: the same game for game comparison, face-down plays and answers included, claims and
+    answers computed either way (``claims_computed_for``)."""
     seen = Counter()
     assert run_differential(settings, episodes, seen=seen) >= episodes
     for kind in ("face up", "face down", "believe", "challenge", "bluff_challenged_true", "bluff_challenged_false"):
@@ -309,13 +315,9 @@ def test_step_state_is_pure():
     check_pure_step(engine, engine.state, random_legal(out.action_mask, [random.Random(i) for i in range(6)]))
 
 
-@pytest.mark.parametrize("kinds_on", ["whole batch", "sub-batches"])
-def test_R29_step_state_is_pure_with_face_down_plays_and_answers(kinds_on, monkeypatch):
+def test_R29_step_state_is_pure_with_face_down_plays_and_answers(claims_computed_for):
     """Steps that mix face-up plays, face-down plays and answers, and end hands, leave their
-    input state untouched (claims and answers computed either way, see ``moves.SUB_BATCH_FROM``)."""
-    from pisti_env.batched import moves
-
-    monkeypatch.setattr(moves, "SUB_BATCH_FROM", 1 if kinds_on == "sub-batches" else 10**9)
+    input state untouched (claims and answers computed either way)."""
     engine = BatchedPisti(32, seed=2, num_players=2, target=51, bluff=True, show_stock_bottom=True)
     out = engine.reset()
     rngs = [random.Random(i) for i in range(32)]

@@ -293,42 +293,19 @@ class BatchedPisti:
         a = actions.to(device=self.device, dtype=torch.int64)
         if active is not None:
             a = torch.where(active, a, self.action_mask(state).to(torch.uint8).argmax(1))
-        if self.settings.bluff:
-            return self._validated_bluff_actions(state, a)
-        t = self.tables
-        card = a.clamp(0, NUM_CARD_IDS - 1)
-        code = state.code.gather(1, card[:, None]).squeeze(1)
-        legal = (card == a) & t.legal.index_select(0, state.turn * t.num_codes + code)  # in range and held
+        legal = self._writer.takes_legal(state, a)
         if not bool(legal.all()):
             b = int((~legal).nonzero()[0, 0])
             seat = int(state.turn[b])
-            held = t.legal[seat * t.num_codes + state.code[b]].nonzero().squeeze(1).tolist()
+            allowed = self.action_mask(state)[b].nonzero().squeeze(1).tolist()
+            if self.settings.bluff:
+                raise ValueError(
+                    f"illegal action {int(a[b])} in game {b}: seat {seat} may take only {allowed} (R29: card ids "
+                    f"0..{NUM_CARD_IDS - 1} face up, {FACE_DOWN} + card id face down on a lone table card, "
+                    f"{BELIEVE} believe and {CHALLENGE} challenge a pending claim)"
+                )
             raise ValueError(
-                f"illegal action {int(a[b])} in game {b}: seat {seat} may play only {held} "
+                f"illegal action {int(a[b])} in game {b}: seat {seat} may play only {allowed} "
                 f"(card ids 0..{NUM_CARD_IDS - 1} held in its hand)"
-            )
-        return a
-
-    def _validated_bluff_actions(self, state: BatchState, a: torch.Tensor) -> torch.Tensor:
-        """R29: ``a`` must be legal in the action mask of each game (read for the actions taken
-        only: the whole mask is built for the error message alone)."""
-        t = self.tables
-        in_range = (a >= 0) & (a < self.num_actions)
-        card = a.clamp(0, self.num_actions - 1) % FACE_DOWN  # the card of a play (an answer: any)
-        held = t.legal.index_select(0, state.turn * t.num_codes + state.code.gather(1, card[:, None]).squeeze(1))
-        pending = state.claimant >= 0
-        # As the mask (ObservationWriter._bluff_mask): a face-up card when no claim waits, a
-        # face-down one where a claim is allowed, an answer only while one waits.
-        play_allowed = torch.where(a < FACE_DOWN, ~pending, self._writer.may_claim(state))
-        legal = in_range & torch.where(a >= BELIEVE, pending, held & play_allowed)
-        if not bool(legal.all()):
-            mask = self.action_mask(state)
-            b = int((~legal).nonzero()[0, 0])
-            seat = int(state.turn[b])
-            allowed = mask[b].nonzero().squeeze(1).tolist()
-            raise ValueError(
-                f"illegal action {int(a[b])} in game {b}: seat {seat} may take only {allowed} (R29: card ids "
-                f"0..{NUM_CARD_IDS - 1} face up, {FACE_DOWN} + card id face down on a lone table card, "
-                f"{BELIEVE} believe and {CHALLENGE} challenge a pending claim)"
             )
         return a

@@ -14,7 +14,7 @@ from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
 from ..cards import JACK, NUM_CARD_IDS
 from ..counters import Counter
 from ..scoring import BLUFF_STAKE, CHALLENGE_FACTOR, JACK_STAKE_FACTOR
-from .state import CODE_DTYPE, CODE_WIDTH, FIELDS, BatchState, select, take
+from .state import CODE_DTYPE, CODE_WIDTH, FIELDS, BatchState, put_, select, take
 from .tables import PILE_CLASSES, Tables
 
 CLAIM_CARDS = 2  # a taken claim captures two cards: the lone card and the face-down one (R29)
@@ -108,15 +108,13 @@ def _put_moved(
 ) -> BatchState:
     """``moved`` (``state`` after the face-up play; its ``code`` fresh) with games ``rows``
     replaced by ``after``, those games moved another way from ``before`` (``take(state,
-    rows)``): every field that either move changed is copied (``code`` in place, the others out
-    of place)."""
-    fields = {}
-    for name in FIELDS:
-        whole, mine = getattr(moved, name), getattr(after, name)
-        if whole is getattr(state, name) and mine is getattr(before, name):
-            continue  # neither move changed it
-        fields[name] = whole.index_copy_(0, rows, mine) if name == "code" else whole.index_copy(0, rows, mine)
-    return moved.replace(**fields)
+    rows)``): every field that either move changed is copied (:func:`put_`; of the owned
+    fields only ``code`` changes, and ``moved``'s is its own)."""
+    changed = tuple(
+        name for name in FIELDS
+        if getattr(moved, name) is not getattr(state, name) or getattr(after, name) is not getattr(before, name)
+    )
+    return put_(moved, rows, after, changed)
 
 
 def play_face_down(t: Tables, state: BatchState, card: torch.Tensor) -> BatchState:

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from .. import locations as loc
-from ..actions import BELIEVE, CHALLENGE
+from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
 from ..cards import NUM_CARD_IDS
 from ..counters import BLUFF_RESULT_ROWS, Counter
 from ..observation import COUNT_SOURCES, ObservationEncoder
@@ -233,15 +233,31 @@ class ObservationWriter:
         held = t.legal.index_select(0, index.view(-1)).view(t.batch_size, NUM_CARD_IDS)
         return self._bluff_mask(state, held) if t.settings.bluff else held
 
+    def takes_legal(self, state: BatchState, a: torch.Tensor) -> torch.Tensor:
+        """(B,) bool: whether each game's action ``a[b]`` (any int64 id) is legal in its
+        :meth:`action_mask`, read for that action alone (the step's check: no whole mask). R9:
+        a card the seat holds; R29, as :meth:`_bluff_mask`: a held card face up when no claim
+        waits, face down where a claim is allowed, an answer only while a claim waits."""
+        t = self.tables
+        clamped = a.clamp(0, t.settings.num_actions - 1)
+        card = clamped % FACE_DOWN if t.settings.bluff else clamped  # the card of a play (an answer: any)
+        held = t.legal.index_select(0, state.turn * t.num_codes + state.code.gather(1, card[:, None]).squeeze(1))
+        in_range = clamped == a
+        if not t.settings.bluff:
+            return in_range & held
+        pending = state.claimant >= 0
+        play_allowed = torch.where(a < FACE_DOWN, ~pending, self._may_claim(state))
+        return in_range & torch.where(a >= BELIEVE, pending, held & play_allowed)
+
     def _bluff_mask(self, state: BatchState, held: torch.Tensor) -> torch.Tensor:
         """(B, 106) bool, R29: the ``held`` cards face up, and face down where a claim is
         allowed; only believe and challenge while a claim waits for its answer."""
         pending = state.claimant >= 0
         face_up = held & ~pending[:, None]
-        face_down = held & self.may_claim(state)[:, None]
+        face_down = held & self._may_claim(state)[:, None]
         return torch.cat([face_up, face_down, pending[:, None].expand(-1, CHALLENGE - BELIEVE + 1)], 1)
 
-    def may_claim(self, state: BatchState) -> torch.Tensor:
+    def _may_claim(self, state: BatchState) -> torch.Tensor:
         """(B,) bool, R29 as ``pisti_env.claims.may_claim``: exactly one card on the table, played face up
         by another side, no claim pending; with ``last_card_pisti=False`` not on the hand's
         very last card (R16)."""

@@ -136,11 +136,13 @@ def take(state: BatchState, idx: torch.Tensor) -> BatchState:
     return BatchState(**{name: getattr(state, name).index_select(0, idx) for name in FIELDS})
 
 
-def put_(owned: BatchState, idx: torch.Tensor, sub: BatchState) -> BatchState:
-    """``owned`` with rows ``idx`` replaced by the sub-batch ``sub``: the :data:`OWNED_FIELDS`
-    of ``owned`` (an :func:`owned_copy`) are written in place, the other fields out of place."""
-    fields = {}
-    for name in FIELDS:
+def put_(owned: BatchState, idx: torch.Tensor, sub: BatchState, fields: tuple[str, ...] = FIELDS) -> BatchState:
+    """``owned`` with rows ``idx`` of ``fields`` (default: all) replaced by the sub-batch
+    ``sub``'s, the other fields kept as they are: the :data:`OWNED_FIELDS` among ``fields``
+    (the caller's own, as after :func:`owned_copy`) are written in place, the others out of
+    place."""
+    changes = {}
+    for name in fields:
         whole, part = getattr(owned, name), getattr(sub, name)
-        fields[name] = whole.index_copy_(0, idx, part) if name in OWNED_FIELDS else whole.index_copy(0, idx, part)
-    return BatchState(**fields)
+        changes[name] = whole.index_copy_(0, idx, part) if name in OWNED_FIELDS else whole.index_copy(0, idx, part)
+    return owned.replace(**changes)
