@@ -24,6 +24,7 @@ from torch import nn
 
 from pisti_env.rules import Settings
 from training.trainer.config import TrainConfig
+from training.trainer.network import cpu_has_fast_bf16
 from training.trainer.train import Trainer
 
 
@@ -126,8 +127,11 @@ def main() -> None:
         loop, together = pool_call_seconds(trainer)
     reference = reference_mlp_samples_per_second()
     c = trainer.config
+    fast_bf16 = ""  # why "auto" chose what it did on a CPU (bf16 pays only with AMX)
+    if args.precision == "auto" and trainer.device.type == "cpu":
+        fast_bf16 = f" (auto: this CPU {'has' if cpu_has_fast_bf16() else 'lacks'} fast bf16)"
     print(f"trainer: {c.settings.num_players} players{', bluff variant' if c.settings.bluff else ''}, {c.num_envs} games x {c.rollout_steps} steps per update, "
-          f"{c.update_epochs} epochs x {c.num_minibatches} minibatches, precision {c.precision}, "
+          f"{c.update_epochs} epochs x {c.num_minibatches} minibatches, precision {c.precision}{fast_bf16}, "
           f"{torch.get_num_threads()} threads")
     print(f"end to end: {steps / wall:,.0f} environment steps/s over {args.updates} updates ({wall:.1f} s)")
     for name, seconds in totals.items():

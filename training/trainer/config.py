@@ -32,9 +32,11 @@ class TrainConfig:
         device: torch device for the engine and the networks.
         torch_threads: intra-op threads for torch on the CPU (0 = torch's default).
         precision: ``"bf16"`` runs the networks' matrix products in bfloat16 (weights and
-            optimizer stay float32), about twice as fast on CPUs with AVX-512 BF16 and on
-            GPUs; ``"fp32"``; ``"auto"`` (default) picks bf16 where it is fast. The choice
-            is recorded in the checkpoint's config, so a resumed run keeps it.
+            optimizer stay float32), about twice as fast on CPUs with AMX and on GPUs (on
+            CPUs with AVX-512 BF16 but no AMX, slower than fp32); ``"fp32"``; ``"auto"``
+            (default) picks bf16 where it is fast
+            (:func:`~training.trainer.network.cpu_has_fast_bf16`). The choice is recorded in
+            the checkpoint's config, so a resumed run keeps it.
 
     Networks
         hidden_sizes: widths of the policy's context MLP (it reads the whole observation; the
