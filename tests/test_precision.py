@@ -16,10 +16,11 @@ def cpu(monkeypatch):
 
     def pretend(machine: str, amx: bool | None, mkldnn_bf16: bool) -> None:
         monkeypatch.setattr(network.platform, "machine", lambda: machine)
-        if amx is None:  # a torch without the AMX query
-            monkeypatch.delattr(torch.cpu, "_is_amx_tile_supported", raising=False)
+        monkeypatch.delattr(torch.cpu, "_is_amx_tile_supported", raising=False)
+        if amx is None:  # a torch without the AMX queries
+            monkeypatch.delattr(torch.cpu, "_init_amx", raising=False)
         else:
-            monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
+            monkeypatch.setattr(torch.cpu, "_init_amx", lambda: amx, raising=False)
         monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: mkldnn_bf16)
 
     return pretend
@@ -42,6 +43,15 @@ def test_auto_precision_takes_bf16_on_a_cpu_only_where_it_is_fast(cpu, machine, 
     assert cpu_has_fast_bf16() is fast
     assert resolve_precision("auto", "cpu") == ("bf16" if fast else "fp32")
     assert resolve_precision("auto", torch.device("cpu")) == ("bf16" if fast else "fp32")
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_an_older_torch_asks_whether_the_cpu_has_amx_tiles(monkeypatch, amx):
+    monkeypatch.setattr(network.platform, "machine", lambda: "x86_64")
+    monkeypatch.delattr(torch.cpu, "_init_amx", raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
+    assert cpu_has_fast_bf16() is amx
 
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])

@@ -511,9 +511,18 @@ def cpu_has_fast_bf16() -> bool:
     against 16.6 ms in fp32, and the default training run 19.5k steps/s against 27.9k. Other
     architectures (Arm's BF16 extension) keep mkldnn's own check."""
     if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):
-        has_amx = getattr(torch.cpu, "_is_amx_tile_supported", None)  # private; absent in an old torch
-        return bool(has_amx is not None and has_amx() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        return _amx_usable() and bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def _amx_usable() -> bool:
+    """Whether the CPU has AMX tiles and the OS lets this process use them (torch's private
+    helpers, as inductor uses them; a torch without them: no)."""
+    init = getattr(torch.cpu, "_init_amx", None)  # asks Linux for the tile state: False without it
+    if init is not None:
+        return bool(init())
+    supported = getattr(torch.cpu, "_is_amx_tile_supported", None)
+    return bool(supported is not None and supported())
 
 
 def autocast(device: torch.device | str, precision: str) -> contextlib.AbstractContextManager:
