@@ -178,10 +178,13 @@ def _play_block(
             rows = (entry == e).nonzero().squeeze(1)
             if not rows.numel():
                 continue
+            # index_select: the same rows as observation[rows], several times faster on a CPU.
+            seen, legal = observation.index_select(0, rows), mask.index_select(0, rows)
             if draws.plays(player):
-                actions[rows] = draws.act(player, rows, out.seat[rows], observation[rows], mask[rows], generator)
+                chosen = draws.act(player, rows, out.seat.index_select(0, rows), seen, legal, generator)
             else:
-                actions[rows] = player.act_batch(observation[rows], mask[rows], generator).to(torch.int64)
+                chosen = player.act_batch(seen, legal, generator).to(torch.int64)
+            actions.index_copy_(0, rows, chosen)
         if saved_rows:
             history.append(actions[:saved_rows].masked_fill(finished[:saved_rows], -1).clone())
         active = None if not bool(finished.any()) else ~finished
@@ -225,7 +228,7 @@ class _PythonDraws:
 
     def __init__(self, settings: Settings, seeds: list[int], seatings: int, device: Any) -> None:
         self.settings, self.seeds, self.seatings, self.device = settings, seeds, seatings, device
-        self._rngs: dict[tuple[int, int], random.Random] = {}
+        self._rngs: list[random.Random | None] = [None] * (len(seeds) * seatings * settings.num_players)
         self._greedy = None
 
     @staticmethod
@@ -235,10 +238,12 @@ class _PythonDraws:
         return type(player) in (RandomAgent, GreedyAgent) or (type(player) is ExpertAgent and has_batched_form(player))
 
     def _rng(self, row: int, seat: int) -> random.Random:
-        rng = self._rngs.get((row, seat))
+        """The generator of ``seat`` in game ``row``, made at its first draw."""
+        at = row * self.settings.num_players + seat
+        rng = self._rngs[at]
         if rng is None:
             seed = player_seed(self.seeds[row // self.seatings], row % self.seatings, seat)
-            rng = self._rngs[(row, seat)] = random.Random(seed)
+            rng = self._rngs[at] = random.Random(seed)
         return rng
 
     def act(self, player: Player, rows: Any, seats: Any, observation: Any, mask: Any, generator: Any) -> Any:
@@ -270,7 +275,8 @@ class _PythonDraws:
         if at.numel():
             options = choices[at]
             counts = options.sum(1).tolist()
-            picks = [self._rng(r, s).randrange(c)
+            n, rngs = self.settings.num_players, self._rngs  # a list: the hot loop of a tie-heavy player
+            picks = [(rngs[r * n + s] or self._rng(r, s)).randrange(c)
                      for r, s, c in zip(rows[at].tolist(), seats[at].tolist(), counts)]
             nth = torch.tensor(picks, dtype=torch.int64, device=mask.device)[:, None] + 1
             action[at] = (options & (options.cumsum(1) == nth)).to(torch.uint8).argmax(1)
