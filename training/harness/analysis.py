@@ -24,15 +24,32 @@ Seatings = Sequence[Sequence[int]]
 
 def entry_scores(deal: Sequence[dict[str, Any]], seatings: Seatings, settings: Settings) -> np.ndarray:
     """Scores of every entry in every seating of one duplicate deal: ``[seatings, entries]``."""
+    return table_scores([deal], seatings, settings)[0]
+
+
+def table_scores(deals: Sequence[Sequence[dict[str, Any]]], seatings: Seatings, settings: Settings) -> np.ndarray:
+    """:func:`entry_scores` of every deal at once: ``[deals, seatings, entries]`` (an entry
+    holding several seats gets their mean; an entry absent from a seating, NaN)."""
+    holds = _holds(seatings, settings)
+    if not deals:
+        return np.zeros((0,) + holds.shape[::2])
+    return np.einsum("dks,ksm->dkm", _seat_totals(deals, settings), holds) / holds.sum(axis=1)
+
+
+def _holds(seatings: Seatings, settings: Settings) -> np.ndarray:
+    """``[seatings, seats, entries]``: 1 where the entry sits in the seat at that seating."""
     entries = max(max(s) for s in seatings) + 1
-    out = np.zeros((len(deal), entries))
-    for r, record in enumerate(deal):
-        counts = np.zeros(entries)
-        for seat, e in enumerate(seatings[r]):
-            out[r, e] += record["totals"][settings.side_of(seat)]
-            counts[e] += 1
-        out[r] /= counts
-    return out
+    holds = np.zeros((len(seatings), settings.num_players, entries))
+    for r, seating in enumerate(seatings):
+        holds[r, np.arange(len(seating)), list(seating)] = 1.0
+    return holds
+
+
+def _seat_totals(deals: Sequence[Sequence[dict[str, Any]]], settings: Settings) -> np.ndarray:
+    """``[deals, seatings, seats]``: each seat's side total (R20–R24) in each record, as floats
+    (whole numbers, so every sum of them below is exact in any order)."""
+    totals = np.array([[record["totals"] for record in deal] for deal in deals], dtype=float)
+    return totals[:, :, [settings.side_of(seat) for seat in range(settings.num_players)]]
 
 
 def winners(deal: Sequence[dict[str, Any]], seatings: Seatings, settings: Settings) -> list[set[int]]:
@@ -50,11 +67,13 @@ def winners(deal: Sequence[dict[str, Any]], seatings: Seatings, settings: Settin
 
 def pairwise_outcomes(scores: np.ndarray) -> np.ndarray:
     """Win points of each entry over each other in one deal: ``[entries, entries]``, a win 1 and a
-    draw 1/2 per seating (summed over seatings)."""
-    a = scores[:, :, None]
-    b = scores[:, None, :]
-    w = (a > b).sum(axis=0) + 0.5 * (a == b).sum(axis=0)
-    np.fill_diagonal(w, 0.0)
+    draw 1/2 per seating (summed over seatings); of many deals at once, ``scores`` ``[deals,
+    seatings, entries]``: ``[deals, entries, entries]``."""
+    a = scores[..., :, :, None]
+    b = scores[..., :, None, :]
+    w = (a > b).sum(axis=-3) + 0.5 * (a == b).sum(axis=-3)
+    diagonal = np.arange(w.shape[-1])
+    w[..., diagonal, diagonal] = 0.0
     return w
 
 
@@ -83,17 +102,17 @@ def summarize_table(
     """
     n = settings.num_players
     m = len(names)
-    scores = np.stack([entry_scores(d, seatings, settings) for d in deals]) if deals else np.zeros((0, 1, m))
+    scores = table_scores(deals, seatings, settings) if deals else np.zeros((0, 1, m))
     # Per seat counted from the dealer: 0 plays first, n-1 is the dealer (R5).
     seat_sum = np.zeros((m, n))
     seat_count = np.zeros((m, n))
-    for deal in deals:
-        for r, record in enumerate(deal):
-            for seat, e in enumerate(seatings[r]):
-                order = (seat - record["dealer"] - 1) % n
-                seat_sum[e, order] += record["totals"][settings.side_of(seat)]
-                seat_count[e, order] += 1
-    match_scores = np.stack([entry_scores(mt, seatings, settings) for mt in matches]) if matches else None
+    if deals:
+        dealer = np.array([[record["dealer"] for record in deal] for deal in deals])  # [deals, seatings]
+        order = (np.arange(n) - dealer[:, :, None] - 1) % n  # [deals, seatings, seats]
+        entry = np.broadcast_to(np.array([list(s) for s in seatings]), order.shape)
+        np.add.at(seat_sum, (entry, order), _seat_totals(deals, settings))
+        np.add.at(seat_count, (entry, order), 1.0)
+    match_scores = table_scores(matches, seatings, settings) if matches else None
     match_winners = [winners(mt, seatings, settings) for mt in matches]
 
     entries = []
@@ -140,7 +159,7 @@ def win_matrices(deals: Sequence[Sequence[dict[str, Any]]], seatings: Seatings, 
     m = max(max(s) for s in seatings) + 1
     if not deals:
         return np.zeros((0, m, m))
-    return np.stack([pairwise_outcomes(entry_scores(d, seatings, settings)) for d in deals])
+    return pairwise_outcomes(table_scores(deals, seatings, settings))
 
 
 def ladder_ratings(
