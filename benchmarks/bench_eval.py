@@ -22,7 +22,7 @@ the Python engine's worker processes are not in it) as well as the wall seconds.
 both engines (``expert`` has a batched form without the bluff variant).
 
 Usage: ``python benchmarks/bench_eval.py [--deals 10000] [--python-deals 500] [--pimc-deals 40]
-[--workers 2] [--threads 2] [--only checkpoint] [--opponent greedy]``
+[--workers 2] [--threads 2] [--only checkpoint] [--opponent greedy] [--device cpu]``
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ from training.harness.evaluate import evaluate
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def timed(player: str, deals: int, workers: int, engine: str, threads: int, opponent: str = "greedy"
-          ) -> tuple[float, float, dict]:
+def timed(player: str, deals: int, workers: int, engine: str, threads: int, opponent: str = "greedy",
+          device: str = "cpu") -> tuple[float, float, dict]:
     """Wall seconds, this process's CPU seconds (every thread; worker processes not counted)
     and the report."""
     start, cpu = time.perf_counter(), time.process_time()
     report = evaluate([player, opponent], deals=deals, matches=0, seed=0, workers=workers, engine=engine,
-                      threads=threads)
+                      threads=threads, device=device)
     return time.perf_counter() - start, time.process_time() - cpu, report
 
 
@@ -62,13 +62,15 @@ def main() -> None:
     parser.add_argument("--only", choices=("checkpoint", "all"), default="all",
                         help="checkpoint: only the checkpoint's two rows")
     parser.add_argument("--opponent", default="greedy", help="the other player of every table (default greedy)")
+    parser.add_argument("--device", default="cpu", help="the batched engine's device, e.g. cuda (the Python engine's: the CPU)")
     args = parser.parse_args()
-    print(f"evaluation vs {args.opponent}, 2 players, {args.workers} worker process(es), {args.threads} torch thread(s), seed 0")
+    where = f", batched engine on {args.device}" if args.device != "cpu" else ""
+    print(f"evaluation vs {args.opponent}, 2 players, {args.workers} worker process(es), {args.threads} torch thread(s), seed 0{where}")
     print(f"{'player':<16} {'engine':<8} {'deals':>7} {'hands':>7} {'seconds':>9} {'s per 10k deals':>16} "
           f"{'cpu s here':>10} {'diff/hand':>16}")
     checkpoint = os.path.relpath(args.checkpoint)
     start = time.perf_counter()
-    make_player(checkpoint, settings=make_settings(num_players=2, target=None))  # import torch, read the file once
+    make_player(checkpoint, settings=make_settings(num_players=2, target=None), device=args.device)  # import torch (and start CUDA), read the file once
     print(f"(torch import and a first checkpoint load, not counted below: {time.perf_counter() - start:.1f} s)")
     rows = [(checkpoint, args.deals, "auto", "  (target 5 s)" if args.opponent == "greedy" else "  (batched)"),
             (checkpoint, args.python_deals, "python", "  (scaled: same-run reference)")]
@@ -76,7 +78,7 @@ def main() -> None:
         rows += [(p, args.deals, "auto", "") for p in ("random", "greedy", "expert") if p != args.opponent]
         rows.append((args.pimc, args.pimc_deals, "auto", "  (scaled)"))
     for player, deals, engine, note in rows:
-        seconds, cpu, report = timed(player, deals, args.workers, engine, args.threads, args.opponent)
+        seconds, cpu, report = timed(player, deals, args.workers, engine, args.threads, args.opponent, args.device)
         table = report["tables"][0]
         diff = table["pairs"][0]["score_diff"]
         per10k = seconds * 10_000 / deals

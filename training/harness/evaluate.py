@@ -124,7 +124,9 @@ def evaluate(
             on idle cores: on this project's 2-core machine, 10,000 deals of a checkpoint
             against greedy took 4.0 s on two threads and 6.1 s on one when idle, but 64 s on
             two against 7 s on one while other jobs held the cores.
-        device: the batched engine's device (a checkpoint player's network must live there).
+        device: the batched engine's device. Without a ``loader``, checkpoints given by path
+            are loaded there for the batched deals (and on the CPU for the Python engine's);
+            a ``loader`` must put a checkpoint player's network there itself.
         **variants: other game settings of RULES.md (``double_pisti``, ``last_card_pisti``, …).
     """
     specs = list(players)
@@ -146,8 +148,12 @@ def evaluate(
         raise ValueError("nothing to play: deals and matches are both 0")
     hand_settings = make_settings(num_players=num_players, partnerships=partnerships, target=None, **variants)
     match_settings = make_settings(num_players=num_players, partnerships=partnerships, target=target, **variants)
-    loader = loader or functools.partial(make_player, settings=hand_settings)
-    built = {spec: loader(spec) for spec in specs}  # fail early, in this process, on a bad spec
+    if loader is None:
+        loader = functools.partial(make_player, settings=hand_settings)  # the Python engine's: on the CPU
+        batched_loader = functools.partial(make_player, settings=hand_settings, device=device)
+    else:
+        batched_loader = loader
+    built = {spec: batched_loader(spec) for spec in specs}  # fail early, in this process, on a bad spec
     names = unique_names(specs)
     n = hand_settings.num_players
     per_table = 2 if hand_settings.num_sides == 2 else n
