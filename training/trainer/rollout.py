@@ -204,11 +204,16 @@ class SelfPlayCollector:
         self.episode_return += rewards
         if not bool(done.any()):
             return
-        for b in done.nonzero().squeeze(1).tolist():
-            controllers = self.controller[b]
-            learner_seats = (controllers == LEARNER).nonzero().squeeze(1)
-            margin = float(self.episode_return[b, learner_seats[0]]) if learner_seats.numel() else 0.0
-            opponents = controllers[controllers != LEARNER].unique().tolist()
+        # The finished games' seats and the learner's return, read in one transfer (not a few
+        # per game: on a GPU each is a sync), then recorded game by game in order.
+        games = done.nonzero().squeeze(1)
+        controllers = self.controller.index_select(0, games)
+        learner = controllers == LEARNER
+        first_learner_seat = learner.to(torch.uint8).argmax(1, keepdim=True)
+        returns = self.episode_return.index_select(0, games).gather(1, first_learner_seat).squeeze(1)
+        margins = torch.where(learner.any(1), returns, torch.zeros_like(returns))
+        for seats, margin in zip(controllers.tolist(), margins.tolist()):
+            opponents = sorted({c for c in seats if c != LEARNER})
             for index in opponents:
                 self.pool.record(index, margin)
             if opponents:
