@@ -19,9 +19,9 @@ and ``--only`` runs some steps again. ``--quick`` shrinks every step (small batc
 check the script itself on a CPU (``--device cpu --quick``, as ``tests/test_cuda_check.py``).
 
 On a machine without the package registry (no ``pip install``), gymnasium and pettingzoo
-travel as wheels; from the repository root, on a machine with the registry::
+travel as wheels (``.whl/`` is git-ignored: a copy of the checkout must carry it); from the
+repository root, on a machine with the registry::
 
-    echo /.whl/ >> .git/info/exclude
     python -m pip download --no-deps --only-binary=:all: --python-version 3.12 -d .whl \\
         gymnasium==1.4.0 pettingzoo==1.27.0 farama-notifications==0.0.6
 
