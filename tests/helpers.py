@@ -19,6 +19,9 @@ Decks (RULES.md R6 deal order):
 
 Play: ``play(g, codes, seats=None)``, ``play_random(g, rng)``, ``finish_hand_random(g, rng)``,
 ``finish_hand_in_order(g)``, ``play_env_episode(e, rng)``.
+
+Networks: ``network_player(settings, seed, name, device="cpu")``, a checkpoint player of seeded
+weights whose choices are far from ties (torch imported only when called).
 """
 
 from __future__ import annotations
@@ -527,3 +530,24 @@ class MaskReferee(gymnasium.Wrapper):
 
     def action_masks(self) -> np.ndarray:
         return self.env.unwrapped.action_masks()
+
+
+# Networks: a checkpoint player without a checkpoint file (torch imported only here).
+
+
+def network_player(settings, seed: int, name: str, device: str = "cpu"):
+    """A deterministic checkpoint player of seeded random weights on ``device``; the heads are
+    scaled up so that its choices are far from ties (as a trained policy's), not near-uniform."""
+    import torch  # only the tests with a network import torch through here
+
+    from pisti_env.observation import ObservationLayout
+    from training.trainer.network import PolicyNetwork
+    from training.trainer.policy import CheckpointPlayer
+
+    torch.manual_seed(seed)
+    layout = ObservationLayout(settings)
+    net = PolicyNetwork(layout.size, layout.num_card_features, (16,), settings.num_actions)
+    with torch.no_grad():
+        net.card_head.weight.mul_(300.0)
+        net.feature_head.weight.mul_(300.0)
+    return CheckpointPlayer(net.to(device), {"name": name, "settings": settings.to_dict()}, deterministic=True)

@@ -17,29 +17,15 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 from pisti_env import make_settings
 from pisti_env.agents import make_player
-from pisti_env.observation import ObservationLayout
 from pisti_env.replay import read_replays, replay
 from training.harness.batched_play import play_batched, why_not_batched
 from training.harness.duplicate import Table, make_seatings, run_games
 from training.harness.evaluate import evaluate, main
-from training.trainer.network import PolicyNetwork
-from training.trainer.policy import CheckpointPlayer
 
-
-def network_player(settings, seed: int, name: str) -> CheckpointPlayer:
-    """A deterministic checkpoint player with seeded random weights; the heads are scaled up so
-    that its choices are far from ties (as a trained policy's), not near-uniform."""
-    torch.manual_seed(seed)
-    layout = ObservationLayout(settings)
-    net = PolicyNetwork(layout.size, layout.num_card_features, (16,), settings.num_actions)
-    with torch.no_grad():
-        net.card_head.weight.mul_(300.0)
-        net.feature_head.weight.mul_(300.0)
-    return CheckpointPlayer(net, {"name": name, "settings": settings.to_dict()}, deterministic=True)
+from helpers import network_player
 
 
 CASES = {

@@ -29,6 +29,8 @@ from pisti_env.agents import make_player
 from pisti_env.batched import BatchedPisti
 from pisti_env.batched.state import FIELDS
 
+from helpers import network_player
+
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 GPU = "cuda"
 
@@ -81,22 +83,6 @@ def test_engine_on_the_gpu_matches_the_cpu_bit_for_bit_r1_r31(case, batch):
     assert episodes > 0  # games ended and restarted on both devices
 
 
-def _network_player(settings, seed: int, device: str):
-    """A checkpoint player of seeded random weights, heads scaled up so that its choices are
-    far from ties (as a trained policy's)."""
-    from pisti_env.observation import ObservationLayout
-    from training.trainer.network import PolicyNetwork
-    from training.trainer.policy import CheckpointPlayer
-
-    torch.manual_seed(seed)
-    layout = ObservationLayout(settings)
-    net = PolicyNetwork(layout.size, layout.num_card_features, (16,), settings.num_actions)
-    with torch.no_grad():
-        net.card_head.weight.mul_(300.0)
-        net.feature_head.weight.mul_(300.0)
-    return CheckpointPlayer(net.to(device), {"name": "A", "settings": settings.to_dict()}, deterministic=True)
-
-
 EVAL_CASES = {
     "2p": dict(num_players=2),
     "3p": dict(num_players=3),
@@ -128,8 +114,8 @@ def test_a_network_evaluates_on_the_gpu_as_on_the_cpu():
     settings = make_settings(num_players=2, target=None)
     table = Table(("A", "greedy"), make_seatings([0, 1], settings), settings)
     greedy = make_player("greedy", settings=settings)
-    on_cpu = play_batched(table, [_network_player(settings, 1, "cpu"), greedy], 1000, 5, device="cpu")
-    on_gpu = play_batched(table, [_network_player(settings, 1, GPU), greedy], 1000, 5, device=GPU)
+    on_cpu = play_batched(table, [network_player(settings, 1, "A", "cpu"), greedy], 1000, 5, device="cpu")
+    on_gpu = play_batched(table, [network_player(settings, 1, "A", GPU), greedy], 1000, 5, device=GPU)
     same = sum(a == b for a, b in zip(on_cpu, on_gpu))
     assert same >= 0.99 * len(on_cpu), f"{same} of {len(on_cpu)} deals alike"
 
