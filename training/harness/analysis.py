@@ -33,7 +33,13 @@ def table_scores(deals: Sequence[Sequence[dict[str, Any]]], seatings: Seatings, 
     holds = _holds(seatings, settings)
     if not deals:
         return np.zeros((0,) + holds.shape[::2])
-    return np.einsum("dks,ksm->dkm", _seat_totals(deals, settings), holds) / holds.sum(axis=1)
+    return _entry_means(_seat_totals(deals, settings), holds)
+
+
+def _entry_means(seat_totals: np.ndarray, holds: np.ndarray) -> np.ndarray:
+    """``[deals, seatings, entries]`` from :func:`_seat_totals` and :func:`_holds`: each
+    entry's mean over the seats it holds."""
+    return np.einsum("dks,ksm->dkm", seat_totals, holds) / holds.sum(axis=1)
 
 
 def _holds(seatings: Seatings, settings: Settings) -> np.ndarray:
@@ -102,15 +108,17 @@ def summarize_table(
     """
     n = settings.num_players
     m = len(names)
-    scores = table_scores(deals, seatings, settings) if deals else np.zeros((0, 1, m))
+    scores = np.zeros((0, 1, m))
     # Per seat counted from the dealer: 0 plays first, n-1 is the dealer (R5).
     seat_sum = np.zeros((m, n))
     seat_count = np.zeros((m, n))
     if deals:
+        seat_totals = _seat_totals(deals, settings)
+        scores = _entry_means(seat_totals, _holds(seatings, settings))
         dealer = np.array([[record["dealer"] for record in deal] for deal in deals])  # [deals, seatings]
         order = (np.arange(n) - dealer[:, :, None] - 1) % n  # [deals, seatings, seats]
         entry = np.broadcast_to(np.array([list(s) for s in seatings]), order.shape)
-        np.add.at(seat_sum, (entry, order), _seat_totals(deals, settings))
+        np.add.at(seat_sum, (entry, order), seat_totals)
         np.add.at(seat_count, (entry, order), 1.0)
     match_scores = table_scores(matches, seatings, settings) if matches else None
     match_winners = [winners(mt, seatings, settings) for mt in matches]
