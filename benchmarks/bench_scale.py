@@ -73,7 +73,7 @@ def bench_overhead(deals: int) -> None:
 
 def bench_train(steps: int, envs: int, rollout: int) -> None:
     flags = ["--steps", str(steps), "--envs", str(envs), "--rollout", str(rollout), "--threads", "1",
-             "--eval-every", "0", "--checkpoint-every", "0", "--no-progress"]
+             "--eval-every", "0", "--checkpoint-every", "0", "--quiet"]
     env = dict(os.environ, OMP_NUM_THREADS="1")
     for nproc in (None, 2):
         out = tempfile.mkdtemp(prefix="bench-train-")

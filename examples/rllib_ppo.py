@@ -2,10 +2,13 @@
 seat, then measure it on duplicate deals with the evaluation harness.
 
     pip install -e ".[rllib]"
-    python examples/rllib_ppo.py --steps 250000
+    python examples/rllib_ppo.py --minutes 10      # or --steps 250000
 
 Every seat of a 2-player single hand (``target=None``) plays with the same module, so the
-policy learns from both sides of every game (self-play). The env is the project's adapter
+policy learns from both sides of every game (self-play). This is the step-by-step multi-agent
+door, for what the batched one (``examples/rllib_ppo_vector.py``: the learner against a fixed
+batched opponent, N games per env runner, several times faster) cannot do: a learner at every
+seat, any player count and variant, players without a batched form. The env is the project's adapter
 ``pisti_env.integrations.rllib.PistiMultiAgentEnv``: the seat to move gets
 ``{"observations", "action_mask"}`` (the keys RLlib's ``ActionMaskingTorchRLModule`` reads),
 each seat's rewards reach that seat's own return, and an episode's seat returns add up to zero
@@ -51,7 +54,8 @@ versions), then::
 
 ``--address`` is passed to ``ray.init(address=...)`` (``auto`` finds the local node's cluster;
 ``ray://<head-ip>:10001`` connects through Ray Client from another machine). Without it the
-script starts a private Ray instance on this machine. ``--env-runners`` sets
+script starts a private Ray instance on this machine that listens on 127.0.0.1 only, with no
+dashboard (see ``docs/libraries/rllib.md`` for what a cluster exposes). ``--env-runners`` sets
 ``num_env_runners`` (0, the default, samples in the driver), ``--envs-per-runner``
 ``num_envs_per_env_runner`` (games per runner, stepped together). ``ray stop`` on each node
 ends the cluster.
@@ -61,14 +65,15 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import ray
 import torch
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
 
-from pisti_env.integrations.rllib import SHARED_MODULE, RLModulePlayer, ppo_config
+from pisti_env.integrations.rllib import SHARED_MODULE, RLModulePlayer, ppo_config, train
+from training.harness import ray_backend
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
 GAME = {"num_players": 2, "target": None}  # the settings trained and evaluated
@@ -108,23 +113,6 @@ def make_config(
     )
 
 
-def train(
-    config: PPOConfig, steps: int, on_result: Callable[[dict[str, Any]], None] | None = None
-) -> Algorithm:
-    """Build the algorithm and train until ``steps`` env steps were sampled; ``on_result``
-    sees every iteration's result dict."""
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be a positive int, got {steps!r}")
-    algo = config.build_algo()
-    sampled = 0
-    while sampled < steps:
-        result = algo.train()
-        sampled = result["env_runners"]["num_env_steps_sampled_lifetime"]
-        if on_result is not None:
-            on_result(result)
-    return algo
-
-
 def margins(algo: Algorithm, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
     """The shared module's mean score difference per hand (95% CI) against ``random`` and
     ``greedy`` on ``deals`` duplicate deals, each played once from either seat."""
@@ -133,7 +121,8 @@ def margins(algo: Algorithm, deals: int, seed: int = 0) -> dict[str, dict[str, f
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=250_000, help="env steps (decisions of any seat) to train for")
+    parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none; then --steps)")
+    parser.add_argument("--steps", type=int, default=None, help="env steps (decisions of any seat) to train for at most")
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--env-runners", type=int, default=0, help="num_env_runners (0: sample in the driver)")
@@ -142,9 +131,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--address", default=None, help="ray.init(address=...): a running cluster ('auto')")
     parser.add_argument("--save", default=None, help="directory to save the algorithm's checkpoint in")
     args = parser.parse_args(argv)
+    if not args.minutes and args.steps is None:
+        parser.error("give --minutes > 0 or --steps: training needs a budget")
 
     torch.set_num_threads(args.torch_threads)
-    ray.init(address=args.address, include_dashboard=False)
+    ray_backend.connect(args.address or ray_backend.LOCAL)
     config = make_config(env_runners=args.env_runners, envs_per_runner=args.envs_per_runner, seed=args.seed)
 
     sampled = [0]
@@ -161,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
 
     start = time.perf_counter()
-    algo = train(config, args.steps, on_result=report)
+    algo = train(config, steps=args.steps, minutes=args.minutes or None, on_result=report)
     seconds = time.perf_counter() - start
     print(f"trained {sampled[0]:,} env steps in {seconds:.0f} s ({sampled[0] / seconds:,.0f} steps/s)")
     if args.save:

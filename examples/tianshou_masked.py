@@ -1,310 +1,247 @@
-"""Self-play PPO with Tianshou 2.0 on ``pisti_v0``: one masked network plays every seat.
+"""Tianshou 2.0 PPO on the batched engine: a masked actor-critic learns to beat ``greedy``.
 
     pip install -e ".[tianshou]"
-    python examples/tianshou_masked.py --steps 120000
+    python examples/tianshou_masked.py --minutes 10          # then evaluates vs random, greedy
+    python examples/tianshou_masked.py --help                # every hyperparameter
 
-Tianshou's own ``PettingZooEnv`` wraps ``pisti_v0`` as it is (2-player single hands here,
-``target=None``). It hands the policy ``{"agent_id", "obs", "mask"}`` for the seat to move,
-and the network applies the mask to its logits, so an illegal card is never drawn. Every seat is
-played by the same network (self-play); the collector gathers whole hands from
-``DummyVectorEnv`` copies of the game and ``SelfPlayPPO`` learns from every seat's decisions.
+Tianshou's own pieces do the work: its ``Collector`` gathers rollouts into a
+``VectorReplayBuffer``, its ``PPO`` computes GAE and runs the clipped updates, its
+``DiscreteActorPolicy`` samples from the masked logits. The env is
+:class:`~pisti_env.integrations.tianshou_batched.PistiTianshouVectorEnv`: ``--envs`` games of
+the batched engine behind Tianshou's vector-env interface (its ``BaseVectorEnv``), the learner
+holding one seat (drawn per episode) of a 2-player single hand (``target=None``) and ``greedy``,
+batched, playing the other. Observations are ``Batch(obs=..., mask=...)``; the actor
+(:class:`~pisti_env.integrations.tianshou_batched.MaskedActor`) sets the logits of illegal
+cards to the lowest float, so they are never played.
 
-**Rewards.** Tianshou's wrapper returns every seat's reward at every step (a vector), so
-nothing is lost on the way in: summed over a hand, each column is that seat's final score
-difference. What needs care is which decision a reward belongs to. In a card game most of a
-seat's rewards arrive on the *other* seats' moves (the opponent captures a pile the seat left
-behind), and Tianshou's multi-agent algorithms (``MultiAgentOnPolicyAlgorithm``, 2.0's
-``MultiAgentPolicyManager``) give each seat only the reward of the rows where it moved itself
-(over 500 random hands that matched a seat's score difference in about 1 hand in 20, and never
-for both seats) and bootstrap from the next row's observation, the *opponent's*. ``credit_seats``
-below fixes both before PPO sees the data: each decision of a seat is credited with everything
-that seat received from its move until its next move (the first also with what it got before
-its first move, the last with everything to the end of the hand), and its next observation is
-its own next decision. Each seat's credited rewards then add up exactly to its final score
-difference, and one PPO (one network, one optimiser) learns from both seats' decisions.
+Each reward is the learner's share of the score difference since its previous decision (an
+episode's rewards add up to the hand's score difference). The door's reset mapping (the engine
+deals a finished game's next hand inside the step; Tianshou's ``reset(env_id)`` then hands it
+over without dealing again) is in the integration module's docstring.
 
-At the end the trained network plays ``pisti-eval``'s duplicate deals against ``random`` and
-``greedy`` through the harness API (a small adapter makes it a player).
+The loop below is what Tianshou's ``OnPolicyTrainer`` does (collect ``--envs`` x
+``--steps-per-env`` decisions, one PPO update, clear the buffer), written out so the run can
+stop on a wall-clock budget and anneal the learning rate by it. The defaults (512 games x 32
+steps, 2 passes of 16 minibatches of 1,024 rows) take more gradient steps per decision than
+``examples/cleanrl_ppo_vector.py`` (1024 x 32, 8 minibatches): Tianshou's collector and buffer
+cost more per decision, so a 10-minute budget holds fewer of them. At the end the trained actor plays ``pisti-eval``'s
+duplicate deals against ``random`` and ``greedy`` through the harness API.
+
+Reproducibility: ``--seed`` seeds the network, the sampling, Tianshou's minibatch shuffles
+(NumPy's global generator) and the deals; the same seed and ``--total-steps`` give the same run
+on the same machine and thread count (a ``--minutes`` budget stops by the clock, so it is not
+repeatable step for step).
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
+import math
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
+from torch.optim.lr_scheduler import LambdaLR, LRScheduler
 from tianshou.algorithm import PPO
 from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
-from tianshou.algorithm.optim import AdamOptimizerFactory
-from tianshou.data import Batch, Collector, ReplayBuffer, VectorReplayBuffer
-from tianshou.env import DummyVectorEnv, PettingZooEnv
-from tianshou.trainer import OnPolicyTrainerParams
-from tianshou.utils.net.common import MLP, AbstractDiscreteActor, ModuleWithVectorOutput
+from tianshou.algorithm.optim import AdamOptimizerFactory, LRSchedulerFactory
+from tianshou.data import Collector, VectorReplayBuffer
+from tianshou.utils.torch_utils import policy_within_training_step
 from tianshou.utils.net.discrete import DiscreteCritic
 
-from pisti_env import pisti_v0
-from pisti_env.agents import SeatView
-from pisti_env.cards import NUM_CARD_IDS, TABLE_SIZE
+from pisti_env.integrations.tianshou_batched import ActorPlayer, MaskedActor, ObsTrunk, PistiTianshouVectorEnv
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
-# Tianshou's episode statistics warn that each episode's return is a vector (one per seat): it is.
-logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
-
 SETTINGS = dict(num_players=2, target=None)  # 2-player single hands, as pisti-eval's deals
-HAND_ROWS = NUM_CARD_IDS - TABLE_SIZE  # decisions in one hand of SETTINGS: every card not dealt to the table
 
 
-def make_env(**settings: Any) -> PettingZooEnv:
-    """``pisti_v0`` in Tianshou's own PettingZoo wrapper (``settings`` override ``SETTINGS``)."""
-    return PettingZooEnv(pisti_v0.env(**{**SETTINGS, **settings}))
+def make_env(num_envs: int, opponent: str = "greedy", **settings: Any) -> PistiTianshouVectorEnv:
+    """``num_envs`` games on the batched engine, the learner against ``opponent``."""
+    return PistiTianshouVectorEnv(num_envs, opponent=opponent, **{**SETTINGS, **settings})
 
 
-# ----------------------------------------------------------------------------- networks
-class ObsTrunk(ModuleWithVectorOutput):
-    """An MLP over the seat's observation vector (``obs.obs``; the mask and agent id are not
-    inputs). ``hidden``: the sizes of its hidden layers (ReLU)."""
-
-    def __init__(self, obs_dim: int, hidden: Sequence[int]) -> None:
-        super().__init__(output_dim=hidden[-1])
-        self.mlp = MLP(input_dim=obs_dim, hidden_sizes=hidden)  # no output layer: ends in ReLU
-
-    def forward(self, obs: Batch, state: Any = None, info: Any = None) -> tuple[torch.Tensor, Any]:
-        return self.mlp(obs.obs), state
+# ----------------------------------------------------------------------------- the algorithm
+def orthogonal_init(module: torch.nn.Module, output_gain: float) -> None:
+    """CleanRL's initialisation: orthogonal weights (gain sqrt(2), the last layer ``output_gain``)
+    and zero biases. A small actor output gain starts the policy near uniform."""
+    linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+    for k, linear in enumerate(linears):
+        torch.nn.init.orthogonal_(linear.weight, output_gain if k == len(linears) - 1 else math.sqrt(2))
+        torch.nn.init.zeros_(linear.bias)
 
 
-class MaskedActor(AbstractDiscreteActor):
-    """Logits over the cards with the illegal ones set to the lowest float, so the Categorical
-    policy gives them probability 0 (sampled, argmax and log-probabilities alike)."""
+class BudgetLinearLR(LRSchedulerFactory):
+    """The learning rate decays linearly to 0 over the run: over ``updates`` updates or
+    ``seconds`` of wall clock from the scheduler's creation, whichever is further along."""
 
-    def __init__(self, trunk: ObsTrunk, num_actions: int) -> None:
-        super().__init__(output_dim=num_actions)
-        self.trunk = trunk
-        self.head = torch.nn.Linear(trunk.get_output_dim(), num_actions)
+    def __init__(self, updates: int, seconds: float = math.inf) -> None:
+        self.updates, self.seconds = updates, seconds
 
-    def get_preprocess_net(self) -> ModuleWithVectorOutput:
-        return self.trunk
+    def create_scheduler(self, optim: torch.optim.Optimizer) -> LRScheduler:
+        start = time.perf_counter()
 
-    def forward(self, obs: Batch, state: Any = None, info: Any = None) -> tuple[torch.Tensor, Any]:
-        features, _ = self.trunk(obs)
-        logits = self.head(features)
-        legal = torch.as_tensor(np.asarray(obs.mask, dtype=bool), device=logits.device)
-        return logits.masked_fill(~legal, torch.finfo(logits.dtype).min), state
+        def factor(update: int) -> float:
+            return max(0.0, 1.0 - max(update / self.updates, (time.perf_counter() - start) / self.seconds))
+
+        return LambdaLR(optim, lr_lambda=factor)
 
 
-# ----------------------------------------------------------------------------- reward credit
-def credit_seats(batch: Batch, buffer: ReplayBuffer, indices: np.ndarray, columns: dict[str, int]) -> Batch:
-    """Tianshou's rollout (one row per decision, ``rew`` a vector of every seat's reward) as
-    every seat's own trajectory: rows grouped by hand and seat, in time order, each with the
-    seat's own reward from its move up to its next move (scalar ``rew``), ``obs_next`` its own
-    next decision, and ``terminated`` on its last decision of the hand.
-
-    The first decision of a seat in a hand also gets what the seat received before it, so a
-    seat's rewards add up to its final score difference. Every hand must be complete: collect
-    whole episodes (``collection_step_num_episodes``); a rollout cut mid-hand is a ValueError.
-    ``columns``: each agent's index in the reward vector (``PettingZooEnv.agent_idx``).
-    """
-    n = len(batch)
-    agents = np.asarray(batch.obs.agent_id)
-    rew = np.asarray(batch.rew, dtype=np.float64)
-    done = np.logical_or(batch.terminated, batch.truncated)
-    source = np.searchsorted(buffer.subbuffer_edges, indices, side="right") - 1  # which env's part
-    ends = np.flatnonzero(done | (np.r_[source[1:], -1] != source))  # a hand's last row
-    if ends.size == 0 or not done[ends].all():
-        raise ValueError("credit_seats needs whole hands: collect with collection_step_num_episodes")
-    cumulative = np.vstack([np.zeros((1, rew.shape[1])), np.cumsum(rew, axis=0)])
-    order, credit, terminal, next_row = [], np.zeros(n), np.zeros(n, bool), np.arange(n)
-    for start, end in zip(np.r_[0, ends[:-1] + 1], ends):
-        for agent in dict.fromkeys(agents[start : end + 1]):  # seats in order of first move
-            column = columns[agent]
-            rows = start + np.flatnonzero(agents[start : end + 1] == agent)
-            window_start = np.r_[start, rows[1:]]  # the first move also takes the hand's start
-            window_stop = np.r_[rows[1:], end + 1]
-            credit[rows] = cumulative[window_stop, column] - cumulative[window_start, column]
-            next_row[rows[:-1]] = rows[1:]
-            terminal[rows[-1]] = True
-            order.append(rows)
-    order = np.concatenate(order)
-    seat_batch = Batch(
-        obs=batch.obs[order],
-        act=batch.act[order],
-        rew=credit[order],
-        terminated=terminal[order],
-        truncated=np.zeros(n, bool),
-        obs_next=batch.obs[next_row[order]],
-        info=batch.info[order],
-        env=source[order],  # the env each row came from
-    )
-    return seat_batch
-
-
-class SelfPlayPPO(PPO):
-    """Tianshou's PPO, fed each seat's own trajectory (:func:`credit_seats`) instead of the
-    interleaved rows of all seats.
-
-    Args:
-        columns: each agent's index in the reward vector (``PettingZooEnv.agent_idx``).
-        record: a list that gets ``(env, agent, return)`` for every seat of every hand PPO
-            learned from (the sum of the rewards it was given), for checks; or ``None``.
-        **ppo: Tianshou ``PPO``'s arguments.
-    """
-
-    def __init__(self, *, columns: dict[str, int], record: list[tuple[int, str, float]] | None = None, **ppo: Any) -> None:
-        super().__init__(**ppo)
-        self.columns = dict(columns)
-        self.record = record
-
-    def _preprocess_batch(self, batch: Batch, buffer: ReplayBuffer, indices: np.ndarray) -> Batch:
-        for part in getattr(buffer, "buffers", [buffer]):
-            if len(part) >= part.maxsize:  # it may have wrapped around and overwritten a hand
-                raise ValueError(
-                    f"a part of the rollout buffer ({part.maxsize} rows) filled up and may have lost the start of a "
-                    f"hand: hands here are longer than HAND_ROWS={HAND_ROWS}; raise it"
-                )
-        seats = credit_seats(batch, buffer, indices, self.columns)
-        if self.record is not None:
-            ends = np.flatnonzero(seats.terminated)
-            totals = np.add.reduceat(seats.rew, np.r_[0, ends[:-1] + 1])
-            self.record.extend(zip(seats.env[ends].tolist(), seats.obs.agent_id[ends].tolist(), totals.tolist()))
-        own = ReplayBuffer.from_data(
-            obs=seats.obs, act=seats.act, rew=seats.rew, terminated=seats.terminated,
-            truncated=seats.truncated, done=seats.terminated, obs_next=seats.obs_next,
-        )
-        return super()._preprocess_batch(seats, own, np.arange(len(seats)))
-
-
-# ----------------------------------------------------------------------------- training
-def build(env: PettingZooEnv, hidden: Sequence[int] = (256, 256), lr: float = 1e-3, **ppo: Any) -> SelfPlayPPO:
-    """The self-play algorithm for ``env``'s spaces.
+def build(
+    env: PistiTianshouVectorEnv,
+    hidden: Sequence[int] = (128, 128),
+    lr: float = 1e-3,
+    schedule: LRSchedulerFactory | None = None,
+    **ppo: Any,
+) -> PPO:
+    """Tianshou's PPO with a masked actor and a critic, two tanh MLPs over the observation.
 
     Args:
         env: a :func:`make_env` env (only its spaces are read).
         hidden: hidden layer sizes of the actor's and the critic's (separate) MLPs.
-        lr: Adam's learning rate.
-        **ppo: Tianshou ``PPO`` arguments over these defaults: ``gamma=1.0`` (a hand is short
-            and its score difference is the goal), ``gae_lambda=0.95`` (GAE's bias/variance
-            trade-off along a seat's own decisions), ``eps_clip=0.2`` (PPO's ratio clip),
-            ``ent_coef=0.01`` (entropy bonus), ``vf_coef=0.5`` (value-loss weight),
-            ``return_scaling=True`` (the critic learns returns divided by their running
-            standard deviation: points are tens, not ones), ``max_grad_norm=0.5`` (gradient
-            clipping), ``max_batchsize=4096`` (rows per forward pass when PPO computes values
-            and log-probabilities before an update), and ``record`` (see :class:`SelfPlayPPO`).
+        lr: Adam's learning rate (at the start, with a ``schedule``).
+        schedule: how the learning rate changes after each update (``None``: constant).
+        **ppo: Tianshou ``PPO`` arguments over these defaults: ``gamma=1.0`` (a hand is short and
+            its score difference is the goal), ``gae_lambda=0.8`` (GAE's bias/variance
+            trade-off), ``eps_clip=0.2`` (PPO's ratio clip, also the value clip),
+            ``value_clip=True`` (the value update stays near the rollout's prediction),
+            ``advantage_normalization=True`` (per minibatch), ``ent_coef=0.01`` (entropy bonus),
+            ``vf_coef=0.5`` (value-loss weight), ``return_scaling=True`` (the critic learns
+            returns divided by their running standard deviation: points are tens, not ones),
+            ``max_grad_norm=0.5`` (gradient clipping) and ``max_batchsize=8192`` (rows per
+            forward pass when PPO computes values and log-probabilities before an update).
     """
-    obs_dim = int(np.prod(env.observation_space["observation"].shape))
-    actor = MaskedActor(ObsTrunk(obs_dim, hidden), int(env.action_space.n))
-    critic = DiscreteCritic(preprocess_net=ObsTrunk(obs_dim, hidden))
-    policy = DiscreteActorPolicy(actor=actor, action_space=env.action_space, deterministic_eval=True)
-    options = dict(gamma=1.0, gae_lambda=0.95, eps_clip=0.2, ent_coef=0.01, vf_coef=0.5,
-                   return_scaling=True, max_grad_norm=0.5, max_batchsize=4096)
+    space = env.observation_space[0]
+    obs_dim = int(np.prod(space["observation"].shape))
+    num_actions = int(env.action_space[0].n)
+    actor = MaskedActor(ObsTrunk(obs_dim, hidden, torch.nn.Tanh), num_actions)
+    critic = DiscreteCritic(preprocess_net=ObsTrunk(obs_dim, hidden, torch.nn.Tanh))
+    orthogonal_init(actor, output_gain=0.01)
+    orthogonal_init(critic, output_gain=1.0)
+    policy = DiscreteActorPolicy(actor=actor, action_space=env.action_space[0], deterministic_eval=True)
+    options = dict(gamma=1.0, gae_lambda=0.8, eps_clip=0.2, value_clip=True, advantage_normalization=True,
+                   ent_coef=0.01, vf_coef=0.5, return_scaling=True, max_grad_norm=0.5, max_batchsize=8192)
     options.update(ppo)
-    return SelfPlayPPO(columns=env.agent_idx, policy=policy, critic=critic, optim=AdamOptimizerFactory(lr=lr), **options)
+    optim = AdamOptimizerFactory(lr=lr, eps=1e-5)
+    if schedule is not None:
+        optim = optim.with_lr_scheduler_factory(schedule)
+    return PPO(policy=policy, critic=critic, optim=optim, **options)
 
 
+# ----------------------------------------------------------------------------- training
 def train(
-    algorithm: SelfPlayPPO,
-    envs: DummyVectorEnv,
-    steps: int,
-    hands_per_update: int = 64,
-    epochs_per_update: int = 4,
-    minibatch: int = 512,
+    algorithm: PPO,
+    envs: PistiTianshouVectorEnv,
+    total_steps: int,
+    minutes: float = 0.0,
+    steps_per_env: int = 32,
+    epochs: int = 2,
+    minibatches: int = 16,
     seed: int = 0,
+    on_update: Callable[[dict[str, float]], None] | None = None,
 ) -> dict[str, float]:
-    """Self-play training for about ``steps`` decisions (all seats together).
+    """PPO for ``total_steps`` learner decisions (all games counted) or ``minutes`` of wall
+    clock (0: no limit), whichever comes first.
 
     Args:
         algorithm: from :func:`build`.
-        envs: Tianshou vector env of :func:`make_env` envs (seeded here from ``seed``).
-        steps: decisions to collect, all seats counted (a 2-player hand has 48).
-        hands_per_update: whole hands collected between two PPO updates.
-        epochs_per_update: passes over each collected batch (PPO's ``repeat``).
-        minibatch: rows per gradient step.
-        seed: seeds torch (the policy's sampling; the initial weights are drawn in :func:`build`),
-            NumPy's global generator (Tianshou shuffles the minibatches with it) and the envs'
-            deals: the same seed trains the same weights.
+        envs: a :func:`make_env` env (seeded here from ``seed``).
+        total_steps: decisions to collect at most.
+        minutes: wall-clock budget, checked before each update's collection.
+        steps_per_env: vector steps per rollout: a rollout holds ``len(envs) * steps_per_env``
+            decisions.
+        epochs: passes over each rollout (PPO's ``repeat``).
+        minibatches: minibatches per pass (the minibatch holds rollout / minibatches rows).
+        seed: seeds torch (the sampling; the weights are drawn in :func:`build`), NumPy's global
+            generator (Tianshou shuffles the minibatches with it) and the deals.
+        on_update: called after each update with that update's figures.
 
-    Returns ``{"steps", "seconds", "steps_per_s"}``.
+    Returns ``{"steps", "seconds", "steps_per_s", "updates", "episodes", "mean_return"}``
+    (``mean_return``: the mean return of the episodes finished in the last update's rollout).
     """
     torch.manual_seed(seed)
     np.random.seed(seed)
-    envs.seed([seed + i for i in range(envs.env_num)])
-    # Room for twice a fair share of the hands in each env's part of the buffer; SelfPlayPPO
-    # refuses a part that filled up (it may have overwritten the start of a hand).
-    room = 2 * HAND_ROWS * hands_per_update
-    collector = Collector(algorithm, envs, VectorReplayBuffer(room, envs.env_num))
-    params = OnPolicyTrainerParams(
-        training_collector=collector,
-        max_epochs=1,
-        epoch_num_steps=steps,
-        collection_step_num_episodes=hands_per_update,
-        collection_step_num_env_steps=None,
-        update_step_num_repetitions=epochs_per_update,
-        batch_size=minibatch,
-        test_collector=None,
-        verbose=False,
-        show_progress=False,
-    )
-    start = time.perf_counter()
-    algorithm.run_training(params)
+    envs.seed(seed)
+    rollout = len(envs) * steps_per_env
+    collector = Collector(algorithm, envs, VectorReplayBuffer(rollout, len(envs)))
+    collector.reset()
+    budget = minutes * 60.0 if minutes > 0 else math.inf
+    start, steps, updates, episodes, mean_return = time.perf_counter(), 0, 0, 0, math.nan
+    while steps < total_steps and time.perf_counter() - start < budget:
+        with policy_within_training_step(algorithm.policy):  # sample (not argmax) while training
+            collected = collector.collect(n_step=rollout)
+            stats = algorithm.update(buffer=collector.buffer, batch_size=rollout // minibatches, repeat=epochs)
+        collector.reset_buffer(keep_statistics=True)
+        steps += collected.n_collected_steps
+        updates += 1
+        episodes += collected.n_collected_episodes
+        if collected.n_collected_episodes:
+            mean_return = float(np.mean(collected.returns))
+        if on_update is not None:
+            on_update({"update": updates, "steps": steps, "seconds": time.perf_counter() - start,
+                       "episodes": collected.n_collected_episodes, "mean_return": mean_return,
+                       "loss": stats.loss.mean, "entropy": stats.ent_loss.mean})
     seconds = time.perf_counter() - start
-    done = collector.collect_step
-    return {"steps": done, "seconds": seconds, "steps_per_s": done / seconds}
+    return {"steps": steps, "seconds": seconds, "steps_per_s": steps / seconds, "updates": updates,
+            "episodes": episodes, "mean_return": mean_return}
 
 
 # ----------------------------------------------------------------------------- evaluation
-class PolicyPlayer:
-    """The trained actor as a harness player (``act(view)`` on what the seat may know, R30):
-    the most probable legal card."""
-
-    name = "tianshou-ppo"
-
-    def __init__(self, algorithm: SelfPlayPPO) -> None:
-        self.actor = algorithm.policy.actor
-
-    def reset(self, seed: int | None = None) -> None:
-        """The player is deterministic: nothing to reseed."""
-
-    def act(self, view: SeatView) -> int:
-        observation = view.observation()
-        obs = Batch(obs=observation["observation"][None], mask=observation["action_mask"][None].astype(bool))
-        with torch.no_grad():
-            logits, _ = self.actor(obs)
-        return int(logits.argmax(dim=-1)[0])
-
-
-def margins(algorithm: SelfPlayPPO, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
+def margins(algorithm: PPO, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
     """The policy's mean score difference per hand (95% CI) against ``random`` and ``greedy``
     on ``deals`` duplicate deals, each played once from either seat."""
     algorithm.eval()
-    return baseline_margins(PolicyPlayer(algorithm), deals=deals, seed=seed, **SETTINGS)
+    return baseline_margins(ActorPlayer(algorithm.policy.actor), deals=deals, seed=seed, **SETTINGS)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=120_000, help="decisions to train for, all seats counted")
-    parser.add_argument("--envs", type=int, default=8, help="games collected side by side (DummyVectorEnv)")
-    parser.add_argument("--hands", type=int, default=64, help="whole hands collected per PPO update")
-    parser.add_argument("--epochs", type=int, default=4, help="passes over each collected batch")
-    parser.add_argument("--minibatch", type=int, default=512, help="rows per gradient step")
-    parser.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none)")
+    parser.add_argument("--total-steps", type=int, default=100_000_000, help="learner decisions to train for at most")
+    parser.add_argument("--envs", type=int, default=512, help="games played side by side on the batched engine")
+    parser.add_argument("--steps-per-env", type=int, default=32, help="vector steps per rollout")
+    parser.add_argument("--epochs", type=int, default=2, help="passes over each rollout")
+    parser.add_argument("--minibatches", type=int, default=16, help="minibatches per pass (of --envs x --steps-per-env rows)")
+    parser.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate at the start (annealed linearly to 0)")
+    parser.add_argument("--hidden", type=int, nargs="+", default=[128, 128], help="hidden layer widths of the actor and the critic")
+    parser.add_argument("--opponent", default="greedy", help="the other seat's player ('random', 'greedy' or a checkpoint path)")
+    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation (0: none)")
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (small networks gain nothing from more)")
+    parser.add_argument("--log-every", type=int, default=10, help="print progress every this many updates (0: never)")
     parser.add_argument("--save", default=None, help="where to save the weights (torch state dict)")
     args = parser.parse_args(argv)
+    for name in ("envs", "steps_per_env", "epochs", "minibatches", "total_steps"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.minutes < 0 or args.deals < 0:
+        parser.error("--minutes and --deals must be >= 0")
+    if (args.envs * args.steps_per_env) % args.minibatches:
+        parser.error("--envs x --steps-per-env must divide into --minibatches")
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    envs = DummyVectorEnv([make_env for _ in range(args.envs)])
-    algorithm = build(make_env(), lr=args.lr)
-    stats = train(algorithm, envs, args.steps, hands_per_update=args.hands, epochs_per_update=args.epochs,
-                  minibatch=args.minibatch, seed=args.seed)
+    try:
+        envs = make_env(args.envs, opponent=args.opponent)
+    except (TypeError, ValueError) as error:
+        parser.error(str(error))
+    updates = math.ceil(args.total_steps / (args.envs * args.steps_per_env))
+    schedule = BudgetLinearLR(updates, args.minutes * 60.0 if args.minutes > 0 else math.inf)
+    algorithm = build(envs, hidden=args.hidden, lr=args.lr, schedule=schedule)
+
+    def log(figures: dict[str, float]) -> None:
+        if args.log_every and figures["update"] % args.log_every == 0:
+            print(f"update {figures['update']} step {figures['steps']:,}: return {figures['mean_return']:+.2f}, "
+                  f"entropy {figures['entropy']:.3f}, {figures['steps'] / figures['seconds']:,.0f} steps/s", flush=True)
+
+    stats = train(algorithm, envs, args.total_steps, minutes=args.minutes, steps_per_env=args.steps_per_env,
+                  epochs=args.epochs, minibatches=args.minibatches, seed=args.seed, on_update=log)
     print(f"trained {stats['steps']:,} steps in {stats['seconds']:.0f} s ({stats['steps_per_s']:,.0f} steps/s)")
     if args.save:
         torch.save(algorithm.state_dict(), args.save)
-    for baseline, diff in margins(algorithm, args.deals, args.seed).items():
-        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
+    if args.deals:
+        for baseline, diff in margins(algorithm, args.deals).items():
+            print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
 
 
 if __name__ == "__main__":

@@ -1,150 +1,146 @@
-"""Train one masked PPO policy for every seat of ``pisti_v0`` with TorchRL, then measure it on
-duplicate deals with the evaluation harness.
+"""TorchRL PPO on the batched engine: a masked policy learns to beat ``greedy``, then plays the
+evaluation harness's duplicate deals.
 
     pip install -e ".[torchrl]"
-    python examples/torchrl_masked.py --frames 240000
+    python examples/torchrl_masked.py --minutes 10        # then evaluates vs random, greedy
+    python examples/torchrl_masked.py --help              # every hyperparameter
 
-TorchRL's ``PettingZooWrapper(use_mask=True)`` steps the turn-based (AEC) ``pisti_v0`` as it
-is. ``group_map`` puts every seat in one group, ``"agents"``, so one network plays them all
-(self-play): each step the group's tensordict holds every seat's observation, its
-``action_mask`` (the legal cards of the seat to move, all ones for the others) and ``mask``
-(True for the seat to move only).
+The env is :class:`pisti_env.integrations.torchrl_batched.PistiTorchRLEnv`: ``num_envs`` games
+of ``pisti/Pisti-v0`` in one TorchRL ``EnvBase`` of ``batch_size=[num_envs]``, the learner's
+seat drawn per episode, ``greedy`` (batched) at the other seat, a 2-player single hand. Its
+observations, masks and rewards stay torch tensors from the engine to the loss.
 
-Rewards: after every play the wrapper reads ``pisti_v0``'s ``rewards``, which hold the change
-of *every* seat's score difference at that play (R30), the last play of the episode included.
-So each seat's rewards over an episode add up to its final score difference, also for the
-points it wins or loses on the other seats' plays; nothing needs re-crediting (the recipe's
-test checks it on every episode).
+The loop is TorchRL's own PPO pieces, in the order of its PPO tutorial:
 
-The loop, in the spirit of TorchRL's multi-agent PPO tutorial:
+* the actor: an MLP whose logits feed :class:`torchrl.modules.MaskedCategorical` with the env's
+  ``action_mask`` (it only ever samples a legal card); the critic: a second MLP
+  (:class:`torchrl.modules.ValueOperator`);
+* a :class:`torchrl.collectors.Collector` gathers ``num_envs * num_steps`` decisions per batch
+  (shape ``(num_envs, num_steps)``), resetting nothing itself: the engine restarts a finished
+  game in the step that ends it, and the env's partial reset only hands over that game's new
+  first observation (see the env's docstring);
+* :class:`torchrl.objectives.value.GAE` computes advantages and value targets on the batch;
+  the rewards (points) are scaled by ``reward_scale`` first, which keeps returns near unit
+  scale for the critic and leaves the policy's objective unchanged;
+* :class:`torchrl.objectives.ClipPPOLoss` (clipped surrogate, entropy bonus, clipped value
+  loss) over ``update_epochs`` passes of shuffled minibatches, Adam with gradient clipping and
+  a learning rate annealed to 0 over the budget.
 
-* the actor is an MLP whose logits feed :class:`torchrl.modules.MaskedCategorical` with the
-  group's ``action_mask``, so it only ever samples a legal card for the seat to move;
-* a ``Collector`` gathers ``frames_per_batch`` plays (all seats together) per batch;
-* GAE (``gamma``, ``lmbda``) runs along each seat's own row of the batch, every play of the
-  game being a step for every seat, so a seat's advantage sees the rewards it gets on the
-  other seats' plays;
-* ``ClipPPOLoss`` trains the actor on the seat that moved only (its ``loss_mask_key`` is the
-  group's ``mask``: the other seats' sampled actions were never played); the critic learns the
-  value of every seat's observation at every step (each is a state that seat is really in,
-  and GAE reads all of them).
+Rewards: each is what the learner received since its previous decision (its own plays and the
+opponent's), so an episode's rewards add up to the hand's score difference; the recipe's test
+checks it on every episode TorchRL collected.
 
-At the end the policy plays ``pisti-eval``'s duplicate deals against ``random`` and
-``greedy`` through the harness API, as its greedy (most probable legal card) player.
+Reproducibility: ``--seed`` seeds the networks, the sampling, the minibatches and the env's
+deals; a step budget (``--frames`` with ``--minutes 0``) repeats a run exactly on the same
+machine and thread count. The wall-clock budget stops the run (and anneals the learning rate)
+by the clock.
+
+The turn-based self-play recipe on ``pisti_v0`` (TorchRL's ``PettingZooWrapper``, every seat
+one agent of a group) is ``examples/torchrl_pettingzoo.py``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import time
-import warnings
-from functools import partial
 from typing import Any, Callable, Sequence
 
 import torch
-from pettingzoo import AECEnv
 from tensordict import TensorDictBase
-from tensordict.nn import TensorDictModule
+from tensordict.nn import TensorDictModule, TensorDictSequential
 from torch import nn
 from torchrl.collectors import Collector
-from torchrl.envs import EnvBase, SerialEnv
-from torchrl.envs.libs.pettingzoo import PettingZooWrapper
-from torchrl.modules import MaskedCategorical, ProbabilisticActor
-from torchrl.objectives import ClipPPOLoss, ValueEstimators
+from torchrl.modules import MaskedCategorical, ProbabilisticActor, ValueOperator
+from torchrl.objectives import ClipPPOLoss
+from torchrl.objectives.value import GAE
 
-import pisti_env
 from pisti_env.agents import SeatView
+from pisti_env.integrations.torchrl_batched import PistiTorchRLEnv
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
-GROUP = "agents"  # the one group every seat belongs to: one policy for all seats
-OBS = (GROUP, "observation", "observation")  # pisti_v0's Dict observation keeps its inner key
-
-# PPO's settings (see train()'s docstring for what each one does).
+# PPO's settings; train()'s docstring says what each one does.
 DEFAULTS: dict[str, Any] = dict(
-    frames_per_batch=2400,
-    epochs=4,
-    minibatch_size=480,
-    learning_rate=3e-4,
+    num_steps=32,
+    update_epochs=2,
+    num_minibatches=8,
+    learning_rate=1e-3,
+    anneal_lr=True,
+    gamma=1.0,
+    gae_lambda=0.8,
+    reward_scale=0.3,
     clip_epsilon=0.2,
     entropy_coeff=0.01,
-    value_coeff=0.5,
-    gamma=1.0,
-    lmbda=0.95,
-    max_grad_norm=1.0,
-    hidden=256,
+    value_coeff=0.25,
+    max_grad_norm=0.5,
+    hidden=128,
 )
 
 
-def _table(seed: int, wrap: Callable[[AECEnv], AECEnv] | None, settings: dict[str, Any]) -> PettingZooWrapper:
-    """One ``pisti_v0`` table as a TorchRL env, every seat in the group ``GROUP``."""
-    aec = pisti_env.env(**settings)
-    if wrap is not None:
-        aec = wrap(aec)
-    with warnings.catch_warnings():
-        # TorchRL warns that it tests against PettingZoo 1.24.3; this recipe's test runs it on ours.
-        warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
-        return PettingZooWrapper(env=aec, use_mask=True, group_map={GROUP: list(aec.possible_agents)}, seed=seed)
+# The batch entries ClipPPOLoss reads (the clipped value loss needs the collected state_value).
+LOSS_KEYS = ("observation", "action_mask", "action", "action_log_prob", "state_value", "advantage", "value_target")
 
 
-def make_env(
-    num_envs: int = 1, seed: int = 0, wrap: Callable[[AECEnv], AECEnv] | None = None, **settings: Any
-) -> EnvBase:
-    """``num_envs`` tables of ``pisti_env.env(**settings)`` (default: 2 players, single hands,
-    ``target=None``), table ``i`` seeded ``seed + i``. Several tables are stepped one after
-    another in this process (``SerialEnv``), so the policy acts for all of them in one call;
-    the batches then have shape ``(num_envs, plays)``. ``wrap``, if given, is applied to each
-    PettingZoo env before TorchRL wraps it (the recipe's test puts a referee there)."""
-    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-        raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-    settings = {"num_players": 2, "target": None, **settings}
-    if num_envs == 1:
-        return _table(seed, wrap, settings)
-    return SerialEnv(num_envs, [partial(_table, seed + i, wrap, settings) for i in range(num_envs)])
+def make_env(num_envs: int = 1024, seed: int | None = 0, opponent: str = "greedy", device: str = "cpu", **settings: Any) -> PistiTorchRLEnv:
+    """``num_envs`` games against ``opponent`` (default: 2 players, single hands), seeded ``seed``."""
+    return PistiTorchRLEnv(num_envs, opponent=opponent, device=device, seed=seed, **settings)
 
 
-def make_modules(env: EnvBase, hidden: int) -> tuple[ProbabilisticActor, TensorDictModule]:
-    """The masked actor and the critic, two MLPs shared by every seat of the group."""
-    obs_size = env.observation_spec[OBS].shape[-1]
-    num_actions = env.full_action_spec[GROUP, "action"].space.n
+def _mlp(inputs: int, hidden: int, outputs: int, output_gain: float) -> nn.Sequential:
+    """Two tanh layers of ``hidden`` units, orthogonal weights and zero biases (CleanRL's
+    initialisation: a small output gain starts the policy near uniform over the legal cards)."""
+    layers = [nn.Linear(inputs, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, outputs)]
+    for linear, gain in zip(layers[::2], (math.sqrt(2), math.sqrt(2), output_gain)):
+        nn.init.orthogonal_(linear.weight, gain)
+        nn.init.zeros_(linear.bias)
+    return nn.Sequential(*layers)
 
-    def mlp(out: int) -> nn.Sequential:
-        return nn.Sequential(nn.Linear(obs_size, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, out))
 
-    logits = TensorDictModule(mlp(num_actions), in_keys=[OBS], out_keys=[(GROUP, "logits")])
+def make_modules(env: PistiTorchRLEnv, hidden: int) -> tuple[ProbabilisticActor, ValueOperator]:
+    """The masked actor and the critic (two MLPs over the observation)."""
+    size = env.observation_spec["observation"].shape[-1]
+    actions = env.action_spec.space.n
+    logits = TensorDictModule(_mlp(size, hidden, actions, 0.01), in_keys=["observation"], out_keys=["logits"])
     actor = ProbabilisticActor(
         logits,
-        in_keys={"logits": (GROUP, "logits"), "mask": (GROUP, "action_mask")},
-        out_keys=[(GROUP, "action")],
+        in_keys={"logits": "logits", "mask": "action_mask"},
+        out_keys=["action"],
         distribution_class=MaskedCategorical,
         return_log_prob=True,
-        log_prob_key=(GROUP, "action_log_prob"),
-    )
-    critic = TensorDictModule(mlp(1), in_keys=[OBS], out_keys=[(GROUP, "state_value")])
+    ).to(env.device)
+    critic = ValueOperator(_mlp(size, hidden, 1, 1.0), in_keys=["observation"]).to(env.device)
     return actor, critic
 
 
 def train(
-    env: EnvBase,
+    env: PistiTorchRLEnv,
     frames: int,
+    minutes: float = 0.0,
     seed: int = 0,
     on_batch: Callable[[TensorDictBase], None] | None = None,
+    log: Callable[[str], None] | None = None,
     **ppo: Any,
-) -> ProbabilisticActor:
-    """Self-play PPO on ``env`` (from :func:`make_env`) for ``frames`` plays (all seats and
-    tables together); returns the actor.
+) -> tuple[ProbabilisticActor, dict[str, float]]:
+    """PPO on ``env`` for ``frames`` learner decisions at most (all games together) or
+    ``minutes`` of wall clock (0: no limit), whichever comes first. Returns the actor and the
+    run's figures (``frames``, ``seconds``, ``steps_per_s``).
 
-    ``on_batch`` (optional) sees every batch the collector gathered, before learning from it.
-    ``ppo`` overrides :data:`DEFAULTS`:
+    ``on_batch`` (optional) sees every batch the collector gathered, as the env gave it, before
+    learning from it; ``log`` gets a progress line per batch. ``ppo`` overrides :data:`DEFAULTS`:
 
-    * ``frames_per_batch``: plays collected per batch (2400 = 50 two-player hands).
-    * ``epochs``: passes of PPO over each batch.
-    * ``minibatch_size``: plays per gradient step.
-    * ``learning_rate``: Adam's step size, for actor and critic.
-    * ``clip_epsilon``: how far a step may move the probability ratio of a played card from 1.
-    * ``entropy_coeff``: weight of the entropy bonus (over the legal cards) that keeps play varied.
-    * ``value_coeff``: weight of the critic's squared error (every seat, every play) in the loss.
-    * ``gamma``: discount per play; 1 keeps a seat's return equal to its score difference.
-    * ``lmbda``: GAE's λ, from TD(0) (0) to Monte Carlo returns (1).
+    * ``num_steps``: steps per game per batch; a batch holds ``num_envs * num_steps`` decisions.
+    * ``update_epochs``: passes of PPO over each batch.
+    * ``num_minibatches``: minibatches per pass (one gradient step each).
+    * ``learning_rate``: Adam's step size at the start; ``anneal_lr``: decay it linearly to 0
+      over the budget (frames or minutes, whichever is further along).
+    * ``gamma``: discount per decision; 1 keeps a return equal to the score difference.
+    * ``gae_lambda``: GAE's λ, from TD(0) (0) to Monte Carlo returns (1).
+    * ``reward_scale``: rewards (points) are multiplied by this before GAE and the value fit.
+    * ``clip_epsilon``: how far a step may move the probability ratio of a played card from 1;
+      the value prediction is clipped by the same amount around the batch's.
+    * ``entropy_coeff``: weight of the entropy bonus (over the legal cards).
+    * ``value_coeff``: weight of the critic's squared error in the loss (TorchRL's "l2": no ½).
     * ``max_grad_norm``: gradients are clipped to this norm.
     * ``hidden``: width of the two hidden layers of each MLP.
     """
@@ -152,61 +148,84 @@ def train(
     if unknown:
         raise TypeError(f"unknown PPO setting(s) {unknown}; known: {sorted(DEFAULTS)}")
     cfg = {**DEFAULTS, **ppo}
+    N = env.batch_size[0]
+    batch_size = N * cfg["num_steps"]
+    if batch_size % cfg["num_minibatches"]:
+        raise ValueError(f"num_envs * num_steps ({batch_size}) must divide into num_minibatches ({cfg['num_minibatches']})")
     torch.manual_seed(seed)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device=env.device).manual_seed(seed)
     actor, critic = make_modules(env, cfg["hidden"])
+    # GAE reads the values the collector's policy computed on the way (value_network=None): one
+    # critic pass per step instead of two more over the whole batch.
+    advantage = GAE(gamma=cfg["gamma"], lmbda=cfg["gae_lambda"], value_network=None)
     loss = ClipPPOLoss(
-        actor, critic, clip_epsilon=cfg["clip_epsilon"], entropy_coeff=cfg["entropy_coeff"], critic_coeff=None
-    )  # critic_coeff=None: ClipPPOLoss leaves the critic's loss to us (every seat, below)
-    loss.set_keys(
-        action=(GROUP, "action"), sample_log_prob=(GROUP, "action_log_prob"), value=(GROUP, "state_value"),
-        reward=(GROUP, "reward"), done=(GROUP, "done"), terminated=(GROUP, "terminated"),
-        advantage=(GROUP, "advantage"), value_target=(GROUP, "value_target"),
+        actor, critic, clip_epsilon=cfg["clip_epsilon"], entropy_coeff=cfg["entropy_coeff"],
+        critic_coeff=cfg["value_coeff"], loss_critic_type="l2", normalize_advantage=True,
+        clip_value=cfg["clip_epsilon"],
     )
-    loss.loss_mask_key = (GROUP, "mask")  # actor and entropy terms: the seat that moved only
-    loss.make_value_estimator(ValueEstimators.GAE, gamma=cfg["gamma"], lmbda=cfg["lmbda"])
-    optimizer = torch.optim.Adam(loss.parameters(), lr=cfg["learning_rate"])
+    optimizer = torch.optim.Adam(loss.parameters(), lr=cfg["learning_rate"], eps=1e-5)
+    frames = (frames // batch_size) * batch_size or batch_size  # whole batches
     collector = Collector(
-        env, actor, frames_per_batch=cfg["frames_per_batch"], total_frames=frames,
+        env, TensorDictSequential(actor, critic), frames_per_batch=batch_size, total_frames=frames,
         auto_register_policy_transforms=False,  # the policy keeps no recurrent state
     )
-
+    budget = minutes * 60.0 if minutes > 0 else math.inf
+    start, seen = time.perf_counter(), 0
+    running = torch.zeros(N, device=env.device)  # each game's points so far in its episode, for the log
     for batch in collector:
+        seen += batch.numel()
         if on_batch is not None:
             on_batch(batch)
+        finished, finished_return = 0, 0.0
+        for t in range(batch.shape[1]):
+            running += batch["next", "reward"][:, t, 0]
+            done = batch["next", "done"][:, t, 0]
+            finished, finished_return = finished + int(done.sum()), finished_return + float(running[done].sum())
+            running.masked_fill_(done, 0.0)
+        batch["next", "reward"] = batch["next", "reward"] * cfg["reward_scale"]
         with torch.no_grad():
-            loss.value_estimator(batch, params=loss.critic_network_params, target_params=loss.target_critic_network_params)
-        moved = batch[GROUP, "mask"]
-        advantage = batch[GROUP, "advantage"]
-        acting = advantage[moved]
-        batch[GROUP, "advantage"] = (advantage - acting.mean()) / (acting.std() + 1e-8)
-        batch = batch.reshape(-1)
-        for _ in range(cfg["epochs"]):
-            for index in torch.randperm(batch.shape[0], generator=generator).split(cfg["minibatch_size"]):
-                minibatch = batch[index]
-                terms = loss(minibatch)
-                value = critic(minibatch)[GROUP, "state_value"]
-                value_loss = (value - minibatch[GROUP, "value_target"]).pow(2).mean()
-                total = terms["loss_objective"] + terms["loss_entropy"] + cfg["value_coeff"] * value_loss
+            # Step t's next observation is step t + 1's observation (a finished game's too: the
+            # engine restarted it, and its value is not bootstrapped), so the next values are
+            # the batch's own, shifted, and the critic's on the last step's next observation.
+            last = critic(batch["next"][:, -1].select("observation"))["state_value"]
+            batch["next", "state_value"] = torch.cat([batch["state_value"][:, 1:], last[:, None]], 1)
+            advantage(batch)
+        # What the loss reads, flat: minibatches then gather these only (not the next observations).
+        flat = batch.select(*LOSS_KEYS).reshape(-1)
+        elapsed = time.perf_counter() - start
+        progress = max(seen / frames, elapsed / budget)
+        optimizer.param_groups[0]["lr"] = cfg["learning_rate"] * (1.0 - progress) if cfg["anneal_lr"] else cfg["learning_rate"]
+        for _ in range(cfg["update_epochs"]):
+            for index in torch.randperm(batch_size, generator=generator, device=env.device).chunk(cfg["num_minibatches"]):
+                terms = loss(flat[index])
+                total = terms["loss_objective"] + terms["loss_entropy"] + terms["loss_critic"]
                 optimizer.zero_grad()
                 total.backward()
                 nn.utils.clip_grad_norm_(loss.parameters(), cfg["max_grad_norm"])
                 optimizer.step()
         collector.update_policy_weights_()
+        elapsed = time.perf_counter() - start
+        if log is not None:
+            mean_return = finished_return / finished if finished else math.nan
+            log(f"{seen:,} steps, {elapsed:.0f} s ({seen / elapsed:,.0f} steps/s): {finished} episodes, mean return "
+                f"{mean_return:+.2f} points, entropy {float(terms['entropy']):.3f}")
+        if elapsed >= budget:
+            break
     collector.shutdown()
-    return actor
+    seconds = time.perf_counter() - start
+    return actor, {"frames": seen, "seconds": seconds, "steps_per_s": seen / seconds}
 
 
 class TorchRLPlayer:
     """The trained actor as a harness player: the most probable legal card of ``act(view)``'s
-    observation (what the seat may know, R30), as ``pisti_v0`` would show it. This is the mode
-    of the actor's ``MaskedCategorical``, computed on its logits network directly (``actor[0]``)
-    without building tensordicts, which keeps the evaluation's ~200k decisions quick."""
+    observation (what the seat may know, R30), as ``pisti_v0`` would show it: the mode of the
+    actor's ``MaskedCategorical``, computed on its logits network (``actor[0]``) directly."""
 
     name = "torchrl-ppo"
 
     def __init__(self, actor: ProbabilisticActor) -> None:
         self.network = actor[0].module  # the MLP that gives the logits
+        self.device = next(self.network.parameters()).device
 
     def reset(self, seed: int | None = None) -> None:
         """The player is deterministic: nothing to reseed."""
@@ -214,8 +233,8 @@ class TorchRLPlayer:
     def act(self, view: SeatView) -> int:
         observation = view.observation()
         with torch.no_grad():
-            logits = self.network(torch.as_tensor(observation["observation"]))
-        logits[torch.as_tensor(observation["action_mask"] == 0)] = -torch.inf
+            logits = self.network(torch.as_tensor(observation["observation"], device=self.device))
+        logits[torch.as_tensor(observation["action_mask"] == 0, device=self.device)] = -torch.inf
         return int(logits.argmax())
 
 
@@ -227,31 +246,42 @@ def margins(actor: ProbabilisticActor, deals: int, seed: int = 0) -> dict[str, d
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frames", type=int, default=240_000, help="plays to train for (all seats together)")
-    parser.add_argument("--frames-per-batch", type=int, default=DEFAULTS["frames_per_batch"], help="plays per PPO batch")
-    parser.add_argument("--envs", type=int, default=8, help="tables stepped together (SerialEnv)")
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none)")
+    parser.add_argument("--frames", type=int, default=100_000_000, help="learner decisions to train for at most")
+    parser.add_argument("--num-envs", type=int, default=1024, help="games stepped together (the env's batch size)")
+    parser.add_argument("--opponent", default="greedy", help="the other seat's player (a batched one)")
+    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation (0: none)")
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--device", default="cpu", help="torch device of the env and the networks")
     parser.add_argument("--save", default=None, help="where to save the actor's state_dict (.pt)")
+    for name, value in DEFAULTS.items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=value, help="see train()")
+        else:
+            parser.add_argument(flag, type=type(value), default=value, help="see train() (default: %(default)s)")
     args = parser.parse_args(argv)
+    for name in ("num_envs", "frames", "threads"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.minutes < 0:
+        parser.error("--minutes must be >= 0")
     torch.set_num_threads(args.threads)
-
-    start, seen = time.perf_counter(), [0]
-
-    def progress(batch: TensorDictBase) -> None:
-        seen[0] += batch.numel()
-        print(f"{seen[0]:,} plays, {time.perf_counter() - start:.0f} s", flush=True)
-
-    actor = train(
-        make_env(args.envs, seed=args.seed), args.frames, seed=args.seed, on_batch=progress, frames_per_batch=args.frames_per_batch
-    )
-    seconds = time.perf_counter() - start
-    print(f"trained {args.frames:,} plays in {seconds:.0f} s ({args.frames / seconds:,.0f} steps/s)")
+    try:
+        env = make_env(args.num_envs, seed=args.seed, opponent=args.opponent, device=args.device)
+    except (TypeError, ValueError) as error:
+        parser.error(str(error))
+    ppo = {name: getattr(args, name) for name in DEFAULTS}
+    actor, figures = train(env, args.frames, minutes=args.minutes, seed=args.seed, log=lambda line: print(line, flush=True), **ppo)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+    print(f"trained {figures['frames']:,} steps in {figures['seconds']:.0f} s ({figures['steps_per_s']:,.0f} steps/s; "
+          f"load average {load:.1f} on {os.cpu_count()} CPUs)")
     if args.save:
         torch.save(actor.state_dict(), args.save)
-    for baseline, diff in margins(actor, args.deals, args.seed).items():
-        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
+    if args.deals:
+        for baseline, diff in margins(actor, args.deals).items():
+            print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
 
 
 if __name__ == "__main__":

@@ -8,19 +8,25 @@ import numpy as np
 
 from . import env as make_env
 from .flags import ArgumentParser, add_settings_arguments, fail, non_negative_int, values_of
+from .rules import SETTING_NAMES
+
+
+def build_parser() -> ArgumentParser:
+    """The command line of ``pisti-demo``."""
+    parser = ArgumentParser(prog="pisti-demo", description="Play one Pişti game with random legal moves and print it.")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="deal and policy seed, >= 0 (default 0)")
+    parser.add_argument("--quiet", action="store_true", help="print only the final result")
+    add_settings_arguments(parser, defaults={"target": None})  # one hand unless a target is given
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the demo with ``argv`` (default ``sys.argv[1:]``); returns the exit status (2 with a
     one-line message on stderr for bad flags or settings)."""
-    parser = ArgumentParser(prog="pisti-demo", description="Play one Pişti game with random legal moves and print it.")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="deal and policy seed (default 0)")
-    parser.add_argument("--quiet", action="store_true", help="print only the final result")
-    settings = add_settings_arguments(parser, defaults={"target": None})  # one hand unless a target is given
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
 
     try:
-        env = make_env(**values_of(args, settings), render_mode="ansi")
+        env = make_env(**values_of(args, SETTING_NAMES), render_mode="ansi")
     except (ValueError, TypeError) as error:  # bad settings: one line, no traceback
         return fail("pisti-demo", error)
     env.reset(seed=args.seed)

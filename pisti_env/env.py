@@ -174,7 +174,11 @@ class raw_env(AECEnv):
     """Pişti as a PettingZoo AEC environment.
 
     Args:
-        render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns text), ``"human"`` (prints it
+            after every step) or ``"rgb_array"`` (``render()`` returns a 480×640×3 ``uint8``
+            picture of the table, :func:`pisti_env.drawing.open_frame`; needs the ``pictures``
+            extra). Every mode is a spectator's view: all cards open, for watching, never for
+            a player.
         reward: ``"diff"`` (default) or ``"win"``; see the module docstring.
         illegal_action: ``"raise"`` (the default of the bare ``raw_env``, as PettingZoo's
             classic ``raw_env`` s do): an illegal action raises ``ValueError`` and changes
@@ -188,7 +192,7 @@ class raw_env(AECEnv):
     """
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "pisti_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -385,12 +389,18 @@ class raw_env(AECEnv):
         self._episode_over = True
 
     # ------------------------------------------------------------------ render
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             import gymnasium
 
             gymnasium.logger.warn("You are calling render without specifying a render_mode.")
             return None
+        if self.render_mode == "rgb_array":
+            if self.game is None:
+                raise _reset_first("render")
+            from .drawing import open_frame  # CairoSVG, an optional extra, only when a picture is asked for
+
+            return open_frame(self.game, self.possible_agents)
         if self.game is None:
             text = "pisti_v0: call reset() first"
         else:

@@ -9,9 +9,16 @@ tuples take several values; ints accept ``1.2e7``.
 
 Validation, shared by every CLI: :class:`ArgumentParser` answers a bad flag with one line and
 exit status 2; the ``type=`` checkers (:func:`bounded` and its ``positive_int``, ``probability``
-…, :func:`writable_dir`, :func:`writable_file`, :func:`checkpoint_dir`) refuse a bad value while
-parsing, before anything runs; :func:`check_player_specs` builds the players of a run up front;
-:func:`fail` prints an error found after parsing the same way.
+…, :data:`seconds`, :func:`writable_dir`, :func:`writable_file`, :func:`readable_file`,
+:func:`checkpoint_dir`, :func:`torch_device`) refuse a bad value while parsing, before anything
+runs; :func:`check_player_specs` builds the players of a run up front; :func:`fail` prints an
+error found after parsing the same way, as one line stripped of terminal escapes
+(:func:`printable`).
+
+The command-line grammar every ``pisti-*`` command follows (``docs/reliability.md``): ``--out DIR``
+is a directory, a flag naming one file says what it is (``--replay-out FILE``); ``--quiet`` turns
+progress off; ``--seed N`` (>= 0), ``--threads N``, ``--device D``; the rule variants are the
+flags of :func:`add_settings_arguments`.
 """
 
 from __future__ import annotations
@@ -21,15 +28,18 @@ import dataclasses
 import math
 import os
 import re
+import stat
 import sys
+import tempfile
 import types
 import typing
 from typing import Any, Callable, Iterable, Mapping
 
 from pisti_env.rules import Settings
 
-# Shorter names the command lines have always used for some settings.
-SETTINGS_ALIASES = {"num_players": ("--players",), "ten_diamonds_pisti_bonus": ("--ten-diamonds-bonus",)}
+# The flag names of the settings whose field names are long; every other setting is ``--field-name``.
+# One spelling each (the grammar: one flag for one meaning).
+SETTINGS_FLAGS = {"num_players": ("--players",), "ten_diamonds_pisti_bonus": ("--ten-diamonds-bonus",)}
 
 _ENTRY = re.compile(r"^(\s+)([a-z_][a-z0-9_]*):\s+(.*)$")
 
@@ -90,11 +100,13 @@ def add_dataclass_arguments(
     converters: Mapping[str, Callable[[str], Any]] | None = None,
     title: str | None = None,
     defaults: Mapping[str, Any] | None = None,
+    names: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[str]:
     """Add a flag per field of ``cls`` (but ``exclude``), grouped by the docstring's headings
     (or all under ``title``); returns the fields added. Defaults are the dataclass's, help the
     docstring's. ``aliases`` give extra flag names, ``converters`` replace a field's parser,
-    ``defaults`` replace a field's default for this command line."""
+    ``defaults`` replace a field's default for this command line, ``names`` replace a field's
+    flag names (its only spellings)."""
     aliases, converters, defaults = aliases or {}, converters or {}, defaults or {}
     hints = typing.get_type_hints(cls)
     docs = field_docs(cls)
@@ -106,7 +118,7 @@ def add_dataclass_arguments(
         section, text = docs.get(f.name, ("", ""))
         heading = title or section or cls.__name__
         group = groups.get(heading) or groups.setdefault(heading, parser.add_argument_group(heading))
-        flags = [*aliases.get(f.name, ()), "--" + f.name.replace("_", "-")]
+        flags = list((names or {}).get(f.name, ())) or [*aliases.get(f.name, ()), "--" + f.name.replace("_", "-")]
         if f.name in defaults:
             default = defaults[f.name]
         else:
@@ -143,12 +155,12 @@ def _target(text: str) -> int | None:
 def add_settings_arguments(
     parser: argparse.ArgumentParser, exclude: Iterable[str] = (), defaults: Mapping[str, Any] | None = None
 ) -> list[str]:
-    """The rule-variant flags, one per field of :class:`Settings` (but ``exclude``), with the
-    shorter names ``--players`` and ``--ten-diamonds-bonus``; ``--target 0`` (or ``none``) plays
+    """The rule-variant flags, one per field of :class:`Settings` (but ``exclude``), named
+    ``--players`` and ``--ten-diamonds-bonus`` for the two long field names; ``--target 0`` (or ``none``) plays
     single hands; ``defaults`` override the rules' defaults for this command line. Returns the
     setting names added."""
     return add_dataclass_arguments(
-        parser, Settings, exclude=exclude, aliases=SETTINGS_ALIASES, converters={"target": _target},
+        parser, Settings, exclude=exclude, names=SETTINGS_FLAGS, converters={"target": _target},
         title="game settings (RULES.md)", defaults=defaults,
     )
 
@@ -167,9 +179,29 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 
 
+# What a terminal would act on rather than show: ANSI/VT escape sequences (CSI ``ESC [ ... final``,
+# OSC ``ESC ] ... BEL/ST`` such as a window title, and two-character ``ESC x``), every other C0/C1
+# control character, and the Unicode direction overrides that reorder what a line appears to say.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(value: Any, limit: int | None = None) -> str:
+    """``str(value)`` made safe to print on a terminal: escape sequences removed, other control
+    characters (newlines and tabs included) shown as a space, so text read from a file (a
+    replay's names, a checkpoint's metadata) can neither restyle nor clear the screen, set the
+    window title or break a line. With ``limit``, at most that many characters (``…`` marks a
+    cut). It is not markup escaping: print the result as plain text (``rich.text.Text``, or
+    ``markup=False``)."""
+    text = _CONTROLS.sub(" ", _ESCAPES.sub("", str(value)))
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text
+
+
 def one_line(message: Any) -> str:
-    """``message`` as one line (its lines joined with ``; ``)."""
-    return "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    """``message`` as one printable line (its lines joined with ``; ``, see :func:`printable`)."""
+    return "; ".join(printable(part).strip() for part in str(message).splitlines() if part.strip())
 
 
 def fail(prog: str, error: Any) -> int:
@@ -212,6 +244,15 @@ non_negative_int = bounded(int, 0, name="non-negative int")
 positive_float = bounded(float, 0, low_open=True, name="positive float")
 non_negative_float = bounded(float, 0, name="non-negative float")
 probability = bounded(float, 0, 1, name="probability")
+# A wait in seconds (``--delay``): finite, 0 .. an hour (``inf``, ``nan``, ``1e300`` and ``-1`` refused).
+seconds = bounded(float, 0, 3600, name="seconds")
+
+
+# Paths. The output rule every CLI follows: ``--out DIR`` is a directory (created if missing),
+# a flag naming one file says so in its name (``--replay-out FILE``, ``--report-out FILE``); both
+# are checked while parsing, before any work, by trying what the run will do: a probe file is
+# created in the directory and removed at once (permission bits alone say nothing for root, a
+# read-only mount or /proc). Nothing is created by the checks themselves.
 
 
 def _nearest_existing(path: str) -> str:
@@ -224,36 +265,95 @@ def _nearest_existing(path: str) -> str:
     return here
 
 
+def _can_write_in(directory: str) -> bool:
+    """Whether a file can be created in ``directory`` (tried, and removed at once)."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".pisti-write-check-")
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(probe)
+    return True
+
+
+def file_kind(mode: int) -> str:
+    """What a path's ``st_mode`` says it is, for messages: ``"a directory"``, ``"a FIFO (named
+    pipe)"``, ``"a character device"``, ... (``"a regular file"`` for one)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
 def writable_dir(text: str) -> str:
     """An argparse ``type=``: a directory that exists and can be written, or can be created
-    (its nearest existing ancestor is a writable directory). Nothing is created here."""
+    (its nearest existing ancestor is a directory a file can be created in). Nothing is
+    created here."""
     if os.path.exists(text):
         if not os.path.isdir(text):
             raise argparse.ArgumentTypeError(f"{text!r} exists and is not a directory")
-        if not os.access(text, os.W_OK | os.X_OK):
+        if not _can_write_in(text):
             raise argparse.ArgumentTypeError(f"directory {text!r} is not writable")
         return text
     base = _nearest_existing(text)
     if not os.path.isdir(base):
         raise argparse.ArgumentTypeError(f"cannot create directory {text!r}: {base!r} is not a directory")
-    if not os.access(base, os.W_OK | os.X_OK):
+    if not _can_write_in(base):
         raise argparse.ArgumentTypeError(f"cannot create directory {text!r}: {base!r} is not writable")
     return text
 
 
 def writable_file(text: str) -> str:
-    """An argparse ``type=``: a file path that can be written (an existing writable file, or a
-    new one in a directory that exists or can be created). Nothing is created here."""
-    if os.path.isdir(text):
+    """An argparse ``type=``: a regular file that can be written (an existing one, replaced
+    when written, or a new one in a directory that exists or can be created). A directory,
+    FIFO or device is refused. Nothing is created here."""
+    if text.endswith(("/", os.sep)) or os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text!r} is a directory, not a file")
     if os.path.exists(text):
-        if not os.access(text, os.W_OK):
-            raise argparse.ArgumentTypeError(f"file {text!r} is not writable")
+        mode = os.stat(text).st_mode
+        if not stat.S_ISREG(mode):
+            raise argparse.ArgumentTypeError(f"{text!r} is {file_kind(mode)}, not a regular file")
+        try:
+            os.close(os.open(text, os.O_WRONLY))  # no O_TRUNC: the file is left as it is
+        except OSError:
+            raise argparse.ArgumentTypeError(f"file {text!r} is not writable") from None
         return text
     try:
         writable_dir(os.path.dirname(os.path.abspath(text)))
     except argparse.ArgumentTypeError as error:
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: {error}") from None
+    return text
+
+
+def readable_file(text: str) -> str:
+    """An argparse ``type=``: an existing, readable regular file. A directory, FIFO (which
+    would wait for a writer) or device (``/dev/zero`` never ends) is refused at once."""
+    try:
+        mode = os.stat(text).st_mode
+    except OSError as error:
+        raise argparse.ArgumentTypeError(f"cannot read {text!r}: {error.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise argparse.ArgumentTypeError(f"{text!r} is {file_kind(mode)}, not a regular file")
+    if not os.access(text, os.R_OK):
+        raise argparse.ArgumentTypeError(f"file {text!r} is not readable")
+    return text
+
+
+def torch_device(text: str) -> str:
+    """An argparse ``type=``: a torch device string (``cpu``, ``cuda``, ``cuda:1``) this machine
+    has. Imports torch (the commands that take ``--device`` need it anyway)."""
+    import torch
+
+    try:
+        device = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(f"not a torch device: {text!r} (e.g. cpu, cuda, cuda:1)") from None
+    if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
+        raise argparse.ArgumentTypeError(f"{text!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
     return text
 
 

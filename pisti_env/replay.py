@@ -26,24 +26,32 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence, TextIO
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Sequence, TextIO
 
 from .actions import action_to_text
 from .cards import card_to_text, parse_card
+from .flags import file_kind
 from .game import Game
 from .rules import make_settings, Settings
 
 FORMAT = "pisti-replay"
 VERSION = 1
 RECORD_TYPES = ("game", "hand", "action", "hand_end", "end")
+# A replay is untrusted input: a line may hold at most this many bytes (a record is well under a
+# kilobyte; a game record with long names a few) and nest JSON arrays/objects this deep (the
+# records nest three levels), so a crafted or corrupt file ends in a ReplayError, never in
+# MemoryError or RecursionError.
+MAX_LINE_BYTES = 1 << 20
+MAX_DEPTH = 32
 
 Record = dict[str, Any]
 
 
 class ReplayError(ValueError):
     """A replay file that cannot be read, or a recorded game the engine does not reproduce.
-    The message names the file and line."""
+    The message names the file and line (where there is one) and what is wrong."""
 
 
 def _deck_codes(game: Game) -> list[str]:
@@ -183,22 +191,30 @@ _FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
 }
 
 
+def _shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters: an error message quotes file content briefly."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _check_record(record: Any, where: str) -> Record:
     if not isinstance(record, dict):
         raise ReplayError(f"{where}: expected a JSON object, got {type(record).__name__}")
     kind = record.get("type")
-    if kind not in _FIELDS:
-        raise ReplayError(f"{where}: unknown record type {kind!r}; expected one of {list(RECORD_TYPES)}")
+    if not isinstance(kind, str) or kind not in _FIELDS:
+        raise ReplayError(f"{where}: unknown record type {_shown(kind)}; expected one of {list(RECORD_TYPES)}")
     for key, types in _FIELDS[kind].items():
         if key not in record:
             raise ReplayError(f"{where}: a {kind!r} record needs {key!r}")
         value = record[key]
         if isinstance(value, bool) and bool not in types or not isinstance(value, types):
             allowed = " or ".join("null" if t is type(None) else t.__name__ for t in types)
-            raise ReplayError(f"{where}: {kind} record's {key!r} must be {allowed}, got {value!r}")
+            raise ReplayError(f"{where}: {kind} record's {key!r} must be {allowed}, got {_shown(value)}")
     if kind == "game":
+        if not all(isinstance(p, str) for p in record["players"]):
+            raise ReplayError(f"{where}: game record's 'players' must be a list of strings, got {_shown(record['players'])}")
         if record["format"] != FORMAT:
-            raise ReplayError(f"{where}: not a pisti replay (format {record['format']!r}, expected {FORMAT!r})")
+            raise ReplayError(f"{where}: not a pisti replay (format {_shown(record['format'])}, expected {FORMAT!r})")
         if record["version"] != VERSION:
             raise ReplayError(f"{where}: replay version {record['version']} is not supported (this code reads {VERSION})")
         try:
@@ -208,22 +224,60 @@ def _check_record(record: Any, where: str) -> Record:
     return record
 
 
-def parse_replay_lines(lines: Sequence[str] | TextIO, path: str = "<replay>") -> list[RecordedGame]:
+def _too_deep(line: str) -> bool:
+    """Whether the JSON text ``line`` nests arrays/objects deeper than :data:`MAX_DEPTH`
+    (brackets inside strings do not count). Only lines with that many brackets are scanned."""
+    if line.count("[") + line.count("{") <= MAX_DEPTH:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for ch in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def _parse_line(line: str, where: str) -> Any:
+    """The JSON value of one line, or a :class:`ReplayError` saying why there is none."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ReplayError(f"{where}: the line is longer than {MAX_LINE_BYTES} characters")
+    if _too_deep(line):
+        raise ReplayError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as err:
+        raise ReplayError(f"{where}: not valid JSON ({err.msg} at column {err.colno}): truncated or edited?") from None
+    except (ValueError, RecursionError) as err:  # e.g. an integer of more digits than Python converts
+        raise ReplayError(f"{where}: not a readable JSON record ({str(err).split(';')[0]})") from None
+
+
+def parse_replay_lines(lines: Iterable[str] | TextIO, path: str = "<replay>") -> list[RecordedGame]:
     """The games in replay ``lines`` (a file's lines). Raises :class:`ReplayError` naming the
-    line for text that is not JSON, a record of an unknown type or with missing or mistyped
-    fields, records outside a game, and a file that ends inside a game (truncated)."""
+    line for text that is not JSON (or nests deeper than :data:`MAX_DEPTH`, or is longer than
+    :data:`MAX_LINE_BYTES`), a record of an unknown type or with missing or mistyped fields,
+    records outside a game, and a file that ends inside a game (truncated)."""
     games: list[RecordedGame] = []
     current: RecordedGame | None = None
     line_no = 0
     for line_no, line in enumerate(lines, 1):
         where = f"{path}, line {line_no}"
+        if not isinstance(line, str):
+            raise ReplayError(f"{where}: expected a line of text, got {type(line).__name__}")
         if not line.strip():
             raise ReplayError(f"{where}: empty line (every line must be one JSON record)")
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ReplayError(f"{where}: not valid JSON ({err.msg} at column {err.colno}): truncated or edited?") from None
-        record = _check_record(record, where)
+        record = _check_record(_parse_line(line, where), where)
         if record["type"] == "game":
             if current is not None:
                 raise ReplayError(f"{where}: a new game starts before the game of line {current.header_line} "
@@ -246,11 +300,41 @@ def parse_replay_lines(lines: Sequence[str] | TextIO, path: str = "<replay>") ->
     return games
 
 
+def _text_lines(stream: BinaryIO, path: str) -> Iterator[str]:
+    """The lines of ``stream`` as text, each read with a bound (:data:`MAX_LINE_BYTES`), so a
+    file without line breaks is refused after a megabyte instead of filling the memory."""
+    line_no = 0
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        line_no += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise ReplayError(f"{path}, line {line_no}: the line is longer than {MAX_LINE_BYTES} bytes")
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ReplayError(f"{path}, line {line_no}: not UTF-8 text (byte {err.start + 1} of the line)") from None
+
+
 def read_replays(path: str | os.PathLike) -> list[RecordedGame]:
-    """The games of the replay file ``path`` (see :func:`parse_replay_lines` for the errors;
-    ``OSError`` if it cannot be opened)."""
-    with open(path, encoding="utf-8") as f:
-        return parse_replay_lines(f, os.fspath(path))
+    """The games of the replay file ``path``: a regular file (a directory, FIFO or device is a
+    :class:`ReplayError` at once, before anything is read); see :func:`parse_replay_lines` for
+    the errors of its content, which are all :class:`ReplayError`. ``OSError`` if it cannot be
+    opened (missing, no permission)."""
+    name = os.fspath(path)
+    # O_NONBLOCK: opening a FIFO without a writer returns at once (to be refused) instead of waiting.
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ReplayError(f"{name}: not a replay file: it is {file_kind(mode)}, not a regular file")
+        stream = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with stream:
+        return parse_replay_lines(_text_lines(stream, name), name)
 
 
 # ---------------------------------------------------------------------------- replaying
@@ -266,7 +350,7 @@ def iter_replay(recorded: RecordedGame) -> Iterator[tuple[int, Record, Game]]:
     where0 = f"{recorded.path}, line {recorded.header_line}"
     try:
         game = Game(recorded.settings, seed=header["seed"], deck=header["deck"], dealer=header["dealer"])
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError) as err:
         raise ReplayError(f"{where0}: the engine cannot build this game: {err}") from None
     if len(header["players"]) != game.num_players:
         raise ReplayError(f"{where0}: 'players' names {len(header['players'])} seats, the game has {game.num_players}")

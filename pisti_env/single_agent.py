@@ -19,7 +19,10 @@ it is the learner's turn again.
   ``terminated=True`` and is never truncated.
 * **Infos**: always ``"side"`` and ``"seat"`` (the learner's); at the step in which a hand ends
   also ``"hand_result"`` (a copy, per side, as ``pisti_v0`` gives it) and ``"match_scores"``.
-* **Illegal learner actions** (``illegal_action=``): ``"refuse"`` (default): nothing happens,
+* **Illegal learner actions** (``illegal_action=``): an id outside the action space (below 0,
+  or ``num_actions`` and above: 52 without the bluff variant, 106 with it) is a ``ValueError`` in
+  every mode, as in ``pisti_v0``, and changes nothing. For an id inside the action space that is
+  not legal now: ``"refuse"`` (default): nothing happens,
   the learner gets ``illegal_penalty`` (default −1) as reward, the episode goes on from the
   same state and the info has ``"illegal_action": True`` — so playing unmasked (e.g.
   Gymnasium's own env checker) works, and an illegal action never pays: the state is unchanged,
@@ -94,14 +97,16 @@ class PistiEnv(gymnasium.Env):
         reward: ``"diff"`` (default) or ``"win"``; see the module docstring.
         illegal_action: ``"refuse"`` (default) or ``"raise"``; see the module docstring.
         illegal_penalty: the reward of a refused illegal action (a negative number, default −1).
-        render_mode: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints
-            the table after every reset and step).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns text), ``"human"`` (prints
+            the table after every reset and step) or ``"rgb_array"`` (``render()`` returns a
+            480×640×3 ``uint8`` picture of the table for Gymnasium's ``RecordVideo``; needs the
+            ``pictures`` extra). Every mode shows all cards (a spectator's view).
         **settings: the game settings (see :func:`~pisti_env.rules.make_settings`).
 
     Raises ``ValueError``/``TypeError`` naming the bad argument and what is allowed.
     """
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -199,7 +204,9 @@ class PistiEnv(gymnasium.Env):
         if game.done:
             raise RuntimeError("the episode is over: call reset() to play again")
         action = action_id(action, self.num_actions)
-        if self.illegal_action == "refuse" and action not in game.legal_actions():
+        # An id outside the action space is a ValueError in every mode (as pisti_v0): "refuse"
+        # is for in-space moves that are illegal now; game.step names the range and the legal moves.
+        if self.illegal_action == "refuse" and 0 <= action < self.num_actions and action not in game.legal_actions():
             info = self._info()
             info["illegal_action"] = True
             return self._observation(), self.illegal_penalty, False, False, info
@@ -252,11 +259,18 @@ class PistiEnv(gymnasium.Env):
         return {"side": self.settings.side_of(self.seat), "seat": self.seat}
 
     # ------------------------------------------------------------------ render
-    def render(self) -> str | None:
-        """The table as text (a spectator's view: every hand); ``"ansi"`` returns it, ``"human"`` prints it."""
+    def render(self) -> str | np.ndarray | None:
+        """The table (a spectator's view: every hand): ``"ansi"`` returns it as text, ``"human"``
+        prints it, ``"rgb_array"`` returns its picture (:func:`pisti_env.drawing.open_frame`)."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render without specifying a render_mode.")
             return None
+        if self.render_mode == "rgb_array":
+            if self.game is None:
+                raise RuntimeError("call reset() before render()")
+            from .drawing import open_frame  # CairoSVG, an optional extra, only when a picture is asked for
+
+            return open_frame(self.game, self._names(), bottom=self.seat)  # the learner at the bottom
         text = self._table_text()
         if self.render_mode == "human":
             print(text)
@@ -266,5 +280,7 @@ class PistiEnv(gymnasium.Env):
     def _table_text(self) -> str:
         if self.game is None:
             return "pisti/Pisti-v0: call reset() first"
-        names = [f"player_{i}" + (" (learner)" if i == self.seat else "") for i in range(self.settings.num_players)]
-        return render_text(self.game, names)
+        return render_text(self.game, self._names())
+
+    def _names(self) -> list[str]:
+        return [f"player_{i}" + (" (learner)" if i == self.seat else "") for i in range(self.settings.num_players)]

@@ -28,6 +28,13 @@ checkpoint path, or a player object that has one; ``"pimc"`` has none and is ref
   kept: ``infos["final_obs"]`` is ``None`` for those games (it is only needed to bootstrap
   truncated episodes, and these episodes only terminate). Rewards the learner receives in its
   new episode before its first decision come with its next step, as in :class:`PistiEnv`.
+  ``autoreset_mode=AutoresetMode.NEXT_STEP`` (what RLlib's env runners expect) instead: a game
+  whose episode ended reports ``terminated=True`` with the finished episode's infos in place
+  (no ``final_info``), and its next step ignores its action and reports the new episode's
+  start (reward 0, not terminated, its reset infos); the observation given with
+  ``terminated=True`` is already that first observation, as the terminal one is not kept.
+  Rewards received in the new episode before its first decision come with that decision's
+  step. Games that did not end step as usual in both modes.
 * **Learner seat** (``seat=``): fixed, or ``None`` to draw it per episode (per game, from the
   env's seeded generator, whenever a game restarts).
 * **Outputs** (``output=``): ``"numpy"`` (default) or ``"torch"`` (tensors on ``device``, where
@@ -53,12 +60,17 @@ from gymnasium.vector.utils import batch_space
 from .agents import Player, as_batched_player
 from .arguments import check_int
 from .batched import BatchedPisti, BatchStep
+from .batched.engine import BYTES_PER_OBSERVATION_ENTRY, check_memory
 from .observation import ObservationEncoder
 from .rewards import REWARD_MODES
 from .rules import make_settings
 from .spaces import action_space, observation_space
 
 OUTPUT_MODES = ("numpy", "torch")
+# The bytes a game needs at the vector env's peak on a CPU, engine included, per observation entry
+# (38-41, measured by benchmarks/bench_memory.py): the engine's share (BYTES_PER_OBSERVATION_ENTRY)
+# plus the batched spaces' bounds and the numpy observations, masks and infos of a step.
+HOST_BYTES_PER_OBSERVATION_ENTRY = 42
 RESET_OPTIONS = ("decks", "dealers", "seats")
 SEED_BOUND = 2**63  # engine and generator seeds drawn below this
 
@@ -80,10 +92,16 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         reward: ``"diff"`` (default) or ``"win"``.
         output: ``"numpy"`` (default) or ``"torch"``.
         device: the torch device of the engine, the players and torch outputs.
+        autoreset_mode: ``AutoresetMode.SAME_STEP`` (default) or ``NEXT_STEP`` (or their
+            values, ``"SameStep"``, ``"NextStep"``); see the module docstring.
         **settings: the game settings (one deck: 2–4 players), as :class:`PistiEnv`.
+
+    A ``num_envs`` whose estimated memory exceeds what is available (the host's, and the
+    engine's device's) is a ``ValueError`` at once, naming the estimate.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
 
     def __init__(
         self,
@@ -94,9 +112,17 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         reward: str = "diff",
         output: str = "numpy",
         device: str | torch.device = "cpu",
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         **settings: Any,
     ) -> None:
         num_envs = check_int(num_envs, "num_envs", low=1)
+        allowed = [m.value for m in self.AUTORESET_MODES]
+        try:
+            autoreset_mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            raise ValueError(f"autoreset_mode must be one of {allowed}, got {autoreset_mode!r}") from None
+        if autoreset_mode not in self.AUTORESET_MODES:
+            raise ValueError(f"autoreset_mode must be one of {allowed}, got {autoreset_mode.value!r}")
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         if output not in OUTPUT_MODES:
@@ -112,6 +138,13 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         self.output = output
         self.reward_mode = reward
         self.fixed_seat = None if seat is None else int(seat)
+        self.autoreset_mode = autoreset_mode
+        self.metadata = {**type(self).metadata, "autoreset_mode": autoreset_mode}
+        self._restarting: torch.Tensor | None = None  # NEXT_STEP: games whose episode just ended
+        # Host memory for the numpy observations, masks and spaces of N games, checked before the
+        # engine allocates (which checks its own device's): see HOST_BYTES_PER_OBSERVATION_ENTRY.
+        host = HOST_BYTES_PER_OBSERVATION_ENTRY - (0 if self.device.type == "cpu" else BYTES_PER_OBSERVATION_ENTRY)
+        check_memory(self.num_envs, host * ObservationEncoder(s).layout.size, torch.device("cpu"), "num_envs")
         self._engine_kwargs = dict(batch_size=self.num_envs, device=self.device, reward=reward, **s.to_dict())
         self.engine = BatchedPisti(seed=0, **self._engine_kwargs)  # checks the settings (one deck)
         self.opponent = as_batched_player(opponent, "opponent", _NOT_BATCHED, seed=0, settings=s, device=str(self.device))
@@ -159,6 +192,7 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         self._generator.manual_seed(generator_seed)
         self._seat = self._draw_seats() if seats is None else seats
         self._carry = torch.zeros(self.num_envs, dtype=torch.float32, device=self.device)
+        self._restarting = None
         everything = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         self._scratch = torch.empty(self.num_envs, engine.observation_size, device=self.device)
         out, self._carry, _, _ = self._play_others(out, self._carry, ~everything)
@@ -181,7 +215,10 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
             actions = torch.as_tensor(np.asarray(actions))
         # All games are at the learner's turn; raises naming the first bad game. The next seats'
         # observations go to a scratch buffer: they are rarely the learners' (see :meth:`_kept`).
-        out = self.engine.step(actions, self._scratch)
+        # With NEXT_STEP the games whose episode ended last step do not move: this step only
+        # reports their new episode's start (already at the learner's turn, see _play_others).
+        restarting = self._restarting
+        out = self.engine.step(actions, self._scratch, active=None if restarting is None else ~restarting)
         seat = self._seat
         rewards = self._carry + out.rewards.gather(1, seat[:, None]).squeeze(1)
         done = out.done
@@ -190,6 +227,9 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         if bool(done.any()):
             self._seat = torch.where(done, self._draw_seats(), seat)
         carry = torch.zeros_like(rewards)
+        if restarting is not None:  # their rewards so far wait for their first decision's step
+            carry = torch.where(restarting, rewards, carry)
+            rewards = torch.where(restarting, 0.0, rewards)
         out, carry, later_done, later_hand = self._play_others(out, carry, done, rewards)
         if later_hand is not None:
             hand = later_hand if hand is None else self._merge_hand(hand, later_hand)
@@ -197,6 +237,8 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
             final_seat = torch.where(later_done[0], later_done[1], final_seat)
             done = done | later_done[0]
         self._out, self._carry = self._kept(out), carry
+        if self.autoreset_mode is AutoresetMode.NEXT_STEP:
+            self._restarting = done if bool(done.any()) else None
         infos = self._infos(done, hand, final_seat)
         truncated = torch.zeros_like(done)
         return self._observation(), self._convert(rewards), self._convert(done), self._convert(truncated), infos
@@ -281,6 +323,8 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
     def _infos(self, done: torch.Tensor, hand: dict[str, Any] | None, final_seat: torch.Tensor | None = None) -> dict[str, Any]:
         """Gymnasium's vector infos: arrays with their ``"_key"`` masks (see the module docstring);
         copies, so editing them changes nothing in the env."""
+        if self.autoreset_mode is AutoresetMode.NEXT_STEP:
+            return self._infos_in_place(done, hand, final_seat)
         N = self.num_envs
         everywhere = np.ones(N, dtype=np.bool_)
         seat = self._seat
@@ -310,4 +354,21 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
                 final["_match_scores"] = done_np
             infos["final_info"], infos["_final_info"] = final, done_np
             infos["final_obs"], infos["_final_obs"] = np.full(N, None, dtype=object), done_np
+        return infos
+
+    def _infos_in_place(self, done: torch.Tensor, hand: dict[str, Any] | None, final_seat: torch.Tensor | None) -> dict[str, Any]:
+        """NEXT_STEP's infos: where an episode ended, its own infos (its learner's seat and side,
+        the hand's result) in place of the new episode's, which the next step reports."""
+        everywhere = np.ones(self.num_envs, dtype=np.bool_)
+        seat = self._seat if final_seat is None else torch.where(done, final_seat, self._seat)
+        infos: dict[str, Any] = {
+            "seat": seat.cpu().numpy().copy(), "_seat": everywhere,
+            "side": self._side_of[seat].cpu().numpy().copy(), "_side": everywhere,
+        }
+        if hand is not None:
+            seen = hand["mask"].cpu().numpy().copy()
+            infos["hand_result"] = {k: v.cpu().numpy().copy() for k, v in hand["hand_result"].items()}
+            infos["_hand_result"] = seen
+            infos["match_scores"] = hand["match_scores"].cpu().numpy().copy()
+            infos["_match_scores"] = seen.copy()
         return infos

@@ -15,7 +15,7 @@ from typing import Any
 
 
 def _slow_down(seed: int) -> None:
-    from training.trainer import checkpoint
+    from training.trainer import weights
 
     rng = random.Random(seed)
 
@@ -28,27 +28,27 @@ def _slow_down(seed: int) -> None:
 
     for name in ("rename", "replace", "symlink", "fsync"):
         setattr(os, name, slowed(getattr(os, name)))
-    checkpoint.save_file = slowed(checkpoint.save_file)
+    weights.save_file = slowed(weights.save_file)
 
 
 def train(values: dict[str, Any], resume: bool, slow_seed: int | None, ready) -> None:
-    """``run`` a tiny TrainConfig (``values``, for ``TrainConfig.from_dict``), resuming if asked."""
-    from training.trainer.config import TrainConfig
-    from training.trainer.train import run
+    """``run`` a tiny TrainConfig (``values``, for ``helpers.train_config``), resuming if asked."""
+    from helpers import train_config
+    from training.trainer.runner import run
 
     if slow_seed is not None:
         _slow_down(slow_seed)
     ready.set()
-    run(TrainConfig.from_dict(values), resume=resume, progress=False)
+    run(train_config(**values), resume=resume, progress=False)
 
 
 def save_repeatedly(values: dict[str, Any], directory: str, slow_seed: int, ready) -> None:
     """Save one trainer's checkpoint over ``directory`` again and again (a step counter in its
     metadata grows), as a policy-only and a full checkpoint in turn."""
-    from training.trainer.config import TrainConfig
+    from helpers import train_config
     from training.trainer.train import Trainer
 
-    trainer = Trainer(TrainConfig.from_dict(values))
+    trainer = Trainer(train_config(**values))
     _slow_down(slow_seed)
     ready.set()
     while True:

@@ -2,6 +2,16 @@
 helper live in ``helpers.py``, which test modules import; this file only turns the matrix into
 the ``settings_case`` fixture.
 
+The run also guards against leftover processes: pytest becomes a child subreaper (Linux), so
+whatever a test starts (torchrun ranks, Ray workers, pexpect children, forkserver workers) stays
+its descendant even if the process in between dies, and at the end of the run, Ctrl-C and
+SIGTERM included, every descendant still alive is stopped (SIGTERM, then SIGKILL).
+``tests/test_process_cleanup.py`` interrupts a run and looks for survivors.
+
+Tests marked ``long`` (training runs, soaks) are left out of a plain ``python -m pytest``;
+``python -m pytest -m long`` runs them (CI does, in a step of its own), as does any ``-m``
+expression that names ``long``.
+
 ``settings_case`` runs a test once per case of ``helpers.DEFAULT_MATRIX`` (every table, single
 hands, with and without the shown stock bottom, with bluffs on the one-deck tables); a test that needs
 other cases or a sub-selection parametrises it directly, e.g.
@@ -10,6 +20,12 @@ other cases or a sub-selection parametrises it directly, e.g.
 """
 
 from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
 
 import pytest
 
@@ -20,3 +36,95 @@ from helpers import DEFAULT_MATRIX, Case
 def settings_case(request) -> Case:
     """One named case of the settings matrix (``case.id``, ``case.kwargs``, ``case.settings``)."""
     return request.param
+
+
+# ------------------------------------------------------------------------------- long tests
+def pytest_collection_modifyitems(config, items):
+    """Leave ``long`` tests out unless the ``-m`` expression asks about them."""
+    if "long" in (config.getoption("markexpr") or ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("long") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("long")])
+        items[:] = kept
+
+
+# ------------------------------------------------------------------ no process outlives the run
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper() -> None:
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _descendants(root: int) -> list[int]:
+    """Every live process below ``root``, read from /proc (Linux; empty elsewhere)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":  # a zombie is already dead; its parent reaps it
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def stop_descendants(grace: float = 3.0) -> list[int]:
+    """SIGTERM every descendant of this process, SIGKILL those still there after ``grace`` s."""
+    me = os.getpid()
+    victims = _descendants(me)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in victims:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and _descendants(me):
+            _reap()
+            time.sleep(0.05)
+        victims = _descendants(me)
+        if not victims:
+            break
+    _reap()
+    return victims
+
+
+def _reap() -> None:
+    """Collect exited children (orphans handed to us as subreaper included)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _sigterm_as_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config):
+    _become_subreaper()
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # so the cleanup below runs
+
+
+def pytest_unconfigure(config):
+    stop_descendants()

@@ -33,6 +33,7 @@ import sys
 import types
 from collections import Counter
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclasses_fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -540,14 +541,41 @@ def network_player(settings, seed: int, name: str, device: str = "cpu"):
     scaled up so that its choices are far from ties (as a trained policy's), not near-uniform."""
     import torch  # only the tests with a network import torch through here
 
-    from pisti_env.observation import ObservationLayout
-    from training.trainer.network import PolicyNetwork
+    from training.trainer.network import policy_network
     from training.trainer.policy import CheckpointPlayer
 
     torch.manual_seed(seed)
-    layout = ObservationLayout(settings)
-    net = PolicyNetwork(layout.size, layout.num_card_features, (16,), settings.num_actions)
+    net = policy_network(settings, (16,))
     with torch.no_grad():
         net.card_head.weight.mul_(300.0)
         net.feature_head.weight.mul_(300.0)
     return CheckpointPlayer(net.to(device), {"name": name, "settings": settings.to_dict()}, deterministic=True)
+
+
+def train_config(**values: Any):
+    """A :class:`~training.trainer.config.TrainConfig` from one flat set of keywords: the game
+    settings (``target``, ``bluff``, ``num_players``...) among the config's own fields, the
+    shorthand of the trainer tests (the config itself takes the game as one ``Settings``)."""
+    from pisti_env.rules import Settings
+    from training.trainer.config import TrainConfig
+
+    game = {f.name for f in dataclasses_fields(Settings)}
+    settings = {k: values.pop(k) for k in list(values) if k in game}
+    return TrainConfig(settings=Settings(**settings), **values)
+
+
+def recorded_random_game(seed: int, **settings: Any) -> list[dict]:
+    """The replay records (:class:`pisti_env.replay.GameRecorder`) of a whole game of random
+    legal moves, face-down claims preferred half the time where allowed (R29)."""
+    from pisti_env.replay import GameRecorder
+
+    game_settings = make_settings(**settings)
+    records: list[dict] = []
+    recorder = GameRecorder(game_settings, ["random"] * game_settings.num_players, records.append, seed=seed,
+                            meta={"test": seed})
+    rng = random.Random(seed)
+    while not recorder.game.done:
+        legal = recorder.game.legal_actions()
+        downs = [a for a in legal if FACE_DOWN <= a < BELIEVE]
+        recorder.step(rng.choice(downs) if downs and rng.random() < 0.5 else rng.choice(legal))
+    return records

@@ -20,9 +20,11 @@ from pisti_env.cards import NUM_CARD_IDS, NUM_RANKS, RANK  # noqa: E402
 from pisti_env.observation import ObservationEncoder, ObservationLayout  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402
-from training.trainer.network import ClaimView, PolicyNetwork, policy_network  # noqa: E402
+from training.bluff.heads import ClaimView  # noqa: E402
+from training.trainer.network import policy_network  # noqa: E402
 from training.trainer.policy import load_policy  # noqa: E402
-from training.trainer.train import Trainer, run  # noqa: E402
+from training.trainer.runner import run  # noqa: E402
+from training.trainer.train import Trainer  # noqa: E402
 
 from test_trainer import tiny_config  # noqa: E402
 
@@ -106,19 +108,16 @@ def test_r29_the_answer_head_reads_nothing_but_the_claim_view():
             assert not torch.equal(network(moved)[:, BELIEVE:], before[:, BELIEVE:])
 
 
-def test_r29_an_answer_head_needs_the_bluff_variant_and_its_claim_view(tmp_path):
+def test_r29_an_answer_head_needs_the_bluff_variant(tmp_path):
     plain = make_settings(num_players=2)
     layout = ObservationLayout(plain)
     with pytest.raises(ValueError, match="needs the bluff variant"):
-        PolicyNetwork(layout.size, layout.num_card_features, (32,), 52, answer_hidden_sizes=(8,))
+        policy_network(plain, (32,), answer_hidden_sizes=(8,))
     with pytest.raises(ValueError, match="needs the bluff variant"):
         ClaimView(layout)
-    bluff_layout = ObservationLayout(BLUFF)
-    with pytest.raises(ValueError, match="claim view"):
-        PolicyNetwork(bluff_layout.size, bluff_layout.num_card_features, (32,), 106, answer_hidden_sizes=(8,))
     with pytest.raises(ValueError, match="answer_hidden_sizes needs the bluff variant"):
         Trainer(tiny_config(tmp_path, answer_hidden_sizes=(8,)))
-    assert policy_network(BLUFF, (32,)).answer_head is None  # the default: answers from the context
+    assert policy_network(BLUFF, (32,)).extension is None  # the default: answers from the context
 
 
 @pytest.fixture(scope="module")
@@ -140,14 +139,14 @@ def test_r29_a_policy_with_an_answer_head_is_saved_loaded_resumed_and_exploited_
     policy = tmp_path / "head" / "policy"
     assert read_metadata(policy)["answer_hidden_sizes"] == [8]
     player = load_policy(policy)
-    assert player.network.answer_hidden_sizes == (8,) and player.play == "sample_bluffs"
+    assert player.network.spec.answer_hidden_sizes == (8,) and player.play == "sample_bluffs"
     x = torch.as_tensor(answering_positions(1)[0][1])[None]
     with torch.no_grad():
         assert torch.equal(player.network(x), trainer.network.policy.cpu()(x))
     # A resumed run rebuilds the head from its config and goes on.
     resumed = run(tiny_config(tmp_path, out_dir=str(tmp_path / "head")), resume=True, progress=False,
                   resume_changes={"total_steps": 16 * 8 * 8})
-    assert resumed.network.policy.answer_hidden_sizes == (8,) and resumed.step > trainer.step
+    assert resumed.network.policy.spec.answer_hidden_sizes == (8,) and resumed.step > trainer.step
     # A warm-started best response keeps the target's head; a fresh one answers from its context.
     _, warm = resolve(ExploitConfig(target=str(policy), warm_start=True, out_dir=str(tmp_path / "x")))
     _, fresh = resolve(ExploitConfig(target=str(policy), out_dir=str(tmp_path / "y")))
@@ -186,7 +185,7 @@ def test_r29_a_checkpoint_names_its_answer_head_as_the_schema_allows(tmp_path, h
     with pytest.raises(CheckpointError):
         load_policy(copy)
     (copy / "metadata.json").write_text(json.dumps({**metadata, "answer_hidden_sizes": []}))
-    assert load_policy(copy).network.answer_head is None
+    assert load_policy(copy).network.extension is None
     plain = json.loads((ROOT / "checkpoints" / "pisti-2p" / "metadata.json").read_text())
     shutil.rmtree(copy)
     shutil.copytree(ROOT / "checkpoints" / "pisti-2p", copy)

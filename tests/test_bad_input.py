@@ -160,7 +160,7 @@ def test_game_settings_wrong_type():
     [
         (dict(reward="score"), r"reward must be one of \('diff', 'win'\).*'score'"),
         (dict(illegal_action="ignore"), r"illegal_action must be one of \('raise', 'penalty'\).*'ignore'"),
-        (dict(render_mode="rgb_array"), r"render_mode must be None or one of.*human.*ansi.*'rgb_array'"),
+        (dict(render_mode="rgb"), r"render_mode must be None or one of.*human.*ansi.*rgb_array.*'rgb'"),
     ],
 )
 def test_bad_env_arguments(kw, match):

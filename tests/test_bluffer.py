@@ -231,10 +231,10 @@ def test_the_trainer_trains_against_them_on_the_batched_engine(tmp_path):
     batched engine, bluff variant): their batched forms act legally there (R29)."""
     import torch
 
-    from training.trainer.config import TrainConfig
+    from helpers import train_config
     from training.trainer.train import Trainer
 
-    config = TrainConfig.from_dict(dict(
+    config = train_config(**dict(
         num_envs=32, rollout_steps=32, total_steps=32 * 32 * 2, target=None, bluff=True, self_play_share=0.0,
         baselines=("bluffer", "challenger:answer=0.5"), eval_every=0, checkpoint_every=0, torch_threads=1,
         out_dir=str(tmp_path / "run"),

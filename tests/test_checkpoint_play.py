@@ -180,7 +180,7 @@ def test_r29_the_training_evaluations_play_the_learner_as_it_is_saved(tmp_path):
     """``evaluate_against_baselines`` gives the figures of the saved policy (``sample_bluffs``
     in the bluff variant) on the same deals, not those of another play mode."""
     from training.harness.evaluate import evaluate
-    from training.trainer.train import evaluate_against_baselines
+    from training.trainer.evaluation import evaluate_against_baselines
 
     trainer = Trainer(tiny_config(tmp_path, bluff=True, target=None, eval_baselines=("random",)))
     trainer.train_update()

@@ -31,8 +31,8 @@ import checkpoint_child  # noqa: E402  (tests/ is on sys.path)
 from training.trainer.checkpoint import (  # noqa: E402
     HISTORY, LATEST, CheckpointError, latest_run_checkpoint, read_metadata, verify_checkpoint,
 )
-from training.trainer.config import TrainConfig  # noqa: E402
-from training.trainer.train import open_run, run  # noqa: E402
+from helpers import train_config  # noqa: E402
+from training.trainer.runner import open_run, run  # noqa: E402
 
 UPDATES = 16
 EVERY = 2  # checkpoint_every
@@ -52,7 +52,7 @@ def tiny(out: Path, **overrides) -> dict:
 
 # What a child would otherwise import on its own first (torch.optim.Adam imports torch._dynamo,
 # seconds): the forkserver imports it once, and so does this process before timing a run.
-PRELOAD = ["torch", "torch._dynamo", "torch.utils.tensorboard", "training.trainer.train", "checkpoint_child"]
+PRELOAD = ["torch", "torch._dynamo", "torch.utils.tensorboard", "training.trainer.runner", "checkpoint_child"]
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +119,7 @@ def test_sigkill_at_random_instants_of_runs_resumes_losing_at_most_one_interval(
     rng = random.Random(16)
     reference_out = tmp_path / "reference"
     start = time.perf_counter()
-    reference = run(TrainConfig.from_dict(tiny(reference_out)), progress=False)
+    reference = run(train_config(**tiny(reference_out)), progress=False)
     duration = time.perf_counter() - start  # only to spread the kills over a run's length
     assert reference.update == UPDATES
     # Kills spread over about three checkpoint intervals after the child is ready: about as many
@@ -154,10 +154,10 @@ def killed_run(out: Path, forkserver, span: float, rng: random.Random, wanted: i
             # (a child killed before it made OUT leaves nothing: the resume says OUT is missing)
             expected = "no complete checkpoint" if out.exists() else "does not exist"
             with pytest.raises(CheckpointError, match=expected):
-                open_run(TrainConfig.from_dict(values), resume=True)
+                open_run(train_config(**values), resume=True)
             if out.exists() and any(out.iterdir()):
                 with pytest.raises(ValueError, match="already holds a run"):
-                    open_run(TrainConfig.from_dict(values), resume=False)
+                    open_run(train_config(**values), resume=False)
             shutil.rmtree(out, ignore_errors=True)
             continue
         resumes += 1
@@ -168,7 +168,7 @@ def killed_run(out: Path, forkserver, span: float, rng: random.Random, wanted: i
         if saved == UPDATES or kills >= wanted:
             break
     resume = out.exists() and latest_run_checkpoint(out)[0] is not None
-    assert run(TrainConfig.from_dict(values), resume=resume, progress=False).update == UPDATES
+    assert run(train_config(**values), resume=resume, progress=False).update == UPDATES
     return kills, resumes
 
 
@@ -204,5 +204,5 @@ def test_sigkill_during_saves_over_one_directory_always_leaves_a_complete_checkp
     strays = [p for p in tmp_path.iterdir() if p.name.startswith(".policy.")]
     from training.trainer.train import Trainer
 
-    Trainer(TrainConfig.from_dict(values)).save(directory)
+    Trainer(train_config(**values)).save(directory)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".policy.")], strays

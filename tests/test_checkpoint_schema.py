@@ -21,7 +21,7 @@ from training.trainer import policy as policy_module  # noqa: E402
 from training.trainer.checkpoint import (  # noqa: E402
     MAX_HIDDEN_WIDTH, MAX_METADATA_BYTES, CheckpointError, read_metadata, verify_checkpoint,
 )
-from training.trainer.config import TrainConfig  # noqa: E402
+from helpers import train_config  # noqa: E402
 from training.trainer.policy import load_policy  # noqa: E402
 from training.trainer.train import Trainer  # noqa: E402
 
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def saved(tmp_path_factory):
     """A small training checkpoint (weights, trainer state, metadata) after one update."""
     base = tmp_path_factory.mktemp("schema")
-    config = TrainConfig.from_dict(dict(
+    config = train_config(**dict(
         num_envs=8, rollout_steps=4, total_steps=8 * 4 * 4, target=None, hidden_sizes=[8], value_hidden_sizes=[8],
         snapshot_every=1, eval_every=0, checkpoint_every=0, torch_threads=1, precision="fp32", out_dir=str(base / "run"),
     ))

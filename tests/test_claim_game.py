@@ -1,4 +1,4 @@
-"""R29's claim game solved (``solved_claims``, :mod:`training.trainer.claim_game`): the solution
+"""R29's claim game solved (``solved_claims``, :mod:`training.bluff.claim_game`): the solution
 is an equilibrium of the claim game, its chance model is the uniform deal of what neither side
 sees, each seat reads its counts from its own observation, and a policy with solved claims
 plays them, is saved, trained, converted and exploited."""
@@ -23,11 +23,11 @@ from pisti_env.locations import PLAYED_BY  # noqa: E402
 from pisti_env.observation import ObservationEncoder, ObservationLayout  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402
-from training.harness.capture_value import main as capture_value_main  # noqa: E402
-from training.trainer.claim_game import SolvedClaims, hypergeometric, solve, thresholds  # noqa: E402
-from training.trainer.network import PolicyNetwork, log_probs, policy_network  # noqa: E402
+from training.bluff.capture_value import main as capture_value_main  # noqa: E402
+from training.bluff.claim_game import SolvedClaims, hypergeometric, solve, thresholds  # noqa: E402
+from training.trainer.network import log_probs, policy_network  # noqa: E402
 from training.trainer.policy import load_policy  # noqa: E402
-from training.trainer.solve_claims import main as solve_claims_main  # noqa: E402
+from training.bluff.solve_claims import main as solve_claims_main  # noqa: E402
 from training.trainer.train import Trainer  # noqa: E402
 
 from test_answer_head import _train, headless  # noqa: E402,F401  (the fixture)
@@ -229,7 +229,7 @@ def test_r29_a_policy_with_solved_claims_plays_the_solution():
         with torch.no_grad():
             p = log_probs(network(x), _mask(legal)).exp()[0]
             card_logits = log_probs(plain(x), _mask([a for a in legal if a < FACE_DOWN]))[0].exp()
-        counts = network.solved_claims.counts(x, x[:, : NUM_CARD_IDS * k].reshape(1, NUM_CARD_IDS, k))
+        counts = network.extension.solved_claims.counts(x, x[:, : NUM_CARD_IDS * k].reshape(1, NUM_CARD_IDS, k))
         beta, challenge = solve(counts["hidden"], counts["of_rank"], counts["claimant_hand"], counts["answerer_hand"], 3)
         if game.claimant >= 0:
             j = int(counts["own"])
@@ -255,9 +255,8 @@ def test_r29_solved_claims_need_the_bluff_variant_and_no_heads(tmp_path):
     layout = ObservationLayout(BLUFF)
     with pytest.raises(ValueError, match="bluff variant"):
         SolvedClaims(ObservationLayout(make_settings(num_players=2)))
-    with pytest.raises(ValueError, match="not with an answer head"):
-        PolicyNetwork(layout.size, layout.num_card_features, (32,), 106, answer_hidden_sizes=(8,),
-                      solved_claims=SolvedClaims(layout))
+    with pytest.raises(ValueError, match="not with answer_hidden_sizes"):
+        policy_network(BLUFF, (32,), answer_hidden_sizes=(8,), solved_claims=True)
     with pytest.raises(ValueError, match="solved_claims needs the bluff variant"):
         Trainer(tiny_config(tmp_path, solved_claims=True))
     with pytest.raises(ValueError, match="not with answer_hidden_sizes"):
@@ -278,7 +277,7 @@ def test_r29_a_policy_with_solved_claims_is_trained_saved_converted_and_exploite
     policy = tmp_path / "solved" / "policy"
     assert read_metadata(policy)["solved_claims"] is True
     player = load_policy(policy)
-    assert player.network.solved_claims is not None and player.play == "sample_bluffs"
+    assert player.network.extension.solved_claims is not None and player.play == "sample_bluffs"
     assert player.network.answer_head is None and player.network.claim_head is None
     game, seat, obs = _positions(1, BLUFF)[0]
     x = torch.as_tensor(obs)[None]
@@ -286,15 +285,15 @@ def test_r29_a_policy_with_solved_claims_is_trained_saved_converted_and_exploite
         assert torch.equal(player.network(x), trainer.network.policy.cpu()(x))
     # pisti-solve-claims: the source's card play with the claims solved, no step taken.
     out = tmp_path / "converted"
-    assert solve_claims_main([str(start), "--capture-value", "2.5", "--out", str(out)]) == 0
+    assert solve_claims_main([str(start), "--claim-capture-value", "2.5", "--out", str(out)]) == 0
     assert read_metadata(out)["claim_capture_value"] == 2.5
     assert "claim_capture_value_last_deal" not in read_metadata(out)
-    assert load_policy(out).network.solved_claims.capture_value == 2.5
+    assert load_policy(out).network.extension.solved_claims.capture_value == 2.5
     split = tmp_path / "split"
-    assert solve_claims_main([str(start), "--capture-value", "5", "--capture-value-last-deal", "1.5",
+    assert solve_claims_main([str(start), "--claim-capture-value", "5", "--claim-capture-value-last-deal", "1.5",
                               "--out", str(split)]) == 0
     assert read_metadata(split)["claim_capture_value_last_deal"] == 1.5
-    assert load_policy(split).network.solved_claims.last_deal_capture_value == 1.5
+    assert load_policy(split).network.extension.solved_claims.last_deal_capture_value == 1.5
     converted = load_policy(out).network
     source = heads.network.policy.cpu().state_dict()
     for key, value in converted.state_dict().items():
@@ -336,12 +335,12 @@ def test_r29_a_checkpoint_states_solved_claims_as_the_schema_allows(tmp_path, he
         with pytest.raises(CheckpointError, match="only with solved_claims"):
             read_metadata(copy)
     (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True, "claim_capture_value": 3.0}))
-    assert load_policy(copy).network.solved_claims.capture_value == 3.0
+    assert load_policy(copy).network.extension.solved_claims.capture_value == 3.0
     (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True}))
-    assert load_policy(copy).network.solved_claims.capture_value == 0.0
+    assert load_policy(copy).network.extension.solved_claims.capture_value == 0.0
     (copy / "metadata.json").write_text(json.dumps({**metadata, "solved_claims": True, "claim_capture_value": 3.0,
                                                     "claim_capture_value_last_deal": 1.0}))
-    assert load_policy(copy).network.solved_claims.last_deal_capture_value == 1.0
+    assert load_policy(copy).network.extension.solved_claims.last_deal_capture_value == 1.0
 
 
 def test_r29_the_capture_value_is_measured_by_rollouts_from_claim_chances(headless, capsys):

@@ -19,9 +19,11 @@ from pisti_env.cards import NUM_CARD_IDS, NUM_RANKS, RANK  # noqa: E402
 from pisti_env.observation import ObservationEncoder, ObservationLayout  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402
-from training.trainer.network import ClaimChanceView, PolicyNetwork, log_probs, policy_network  # noqa: E402
+from training.bluff.heads import ClaimChanceView  # noqa: E402
+from training.trainer.network import log_probs, policy_network  # noqa: E402
 from training.trainer.policy import load_policy  # noqa: E402
-from training.trainer.train import Trainer, run  # noqa: E402
+from training.trainer.runner import run  # noqa: E402
+from training.trainer.train import Trainer  # noqa: E402
 
 from test_answer_head import _train, headless  # noqa: E402,F401  (the fixture)
 from test_trainer import tiny_config  # noqa: E402
@@ -94,7 +96,7 @@ def test_r29_the_claim_heads_odds_are_the_probability_of_face_down_and_read_only
             logits = network(x)
             p = log_probs(logits, mask).exp()[0]
             of_rank = x[:, : NUM_CARD_IDS * k].reshape(1, 4, NUM_RANKS, k).sum(1)
-            odds = network.claim_head(network.claim_chance_view(x, of_rank))[0, 0]
+            odds = network.claim_head(network.extension.claim_chance_view(x, of_rank))[0, 0]
         assert float(p[FACE_DOWN:BELIEVE].sum()) == pytest.approx(float(torch.sigmoid(odds)), abs=1e-6)
         held = [a for a in legal if a < FACE_DOWN]
         assert sorted(a - FACE_DOWN for a in legal if FACE_DOWN <= a < BELIEVE) == held
@@ -147,19 +149,16 @@ def test_r29_without_a_claim_chance_the_claim_head_changes_no_probability():
         game.step(rng.choice(legal))
 
 
-def test_r29_a_claim_head_needs_the_bluff_variant_and_its_view(tmp_path):
+def test_r29_a_claim_head_needs_the_bluff_variant(tmp_path):
     plain = make_settings(num_players=2)
     layout = ObservationLayout(plain)
     with pytest.raises(ValueError, match="needs the bluff variant"):
-        PolicyNetwork(layout.size, layout.num_card_features, (32,), 52, claim_hidden_sizes=(8,))
+        policy_network(plain, (32,), claim_hidden_sizes=(8,))
     with pytest.raises(ValueError, match="needs the bluff variant"):
         ClaimChanceView(layout)
-    bluff_layout = ObservationLayout(BLUFF)
-    with pytest.raises(ValueError, match="claim chance view"):
-        PolicyNetwork(bluff_layout.size, bluff_layout.num_card_features, (32,), 106, claim_hidden_sizes=(8,))
     with pytest.raises(ValueError, match="claim_hidden_sizes needs the bluff variant"):
         Trainer(tiny_config(tmp_path, claim_hidden_sizes=(8,)))
-    assert policy_network(BLUFF, (32,)).claim_head is None  # the default: the card logits alone
+    assert policy_network(BLUFF, (32,)).extension is None  # the default: the card logits alone
 
 
 def test_r29_a_policy_with_a_claim_head_is_saved_loaded_resumed_and_exploited_with_it(tmp_path, headless):
@@ -167,13 +166,13 @@ def test_r29_a_policy_with_a_claim_head_is_saved_loaded_resumed_and_exploited_wi
     policy = tmp_path / "head" / "policy"
     assert read_metadata(policy)["claim_hidden_sizes"] == [8]
     player = load_policy(policy)
-    assert player.network.claim_hidden_sizes == (8,) and player.play == "sample_bluffs"
+    assert player.network.spec.claim_hidden_sizes == (8,) and player.play == "sample_bluffs"
     x = torch.as_tensor(claim_chances(1)[0][1])[None]
     with torch.no_grad():
         assert torch.equal(player.network(x), trainer.network.policy.cpu()(x))
     resumed = run(tiny_config(tmp_path, out_dir=str(tmp_path / "head")), resume=True, progress=False,
                   resume_changes={"total_steps": 16 * 8 * 8})
-    assert resumed.network.policy.claim_hidden_sizes == (8,) and resumed.step > trainer.step
+    assert resumed.network.policy.spec.claim_hidden_sizes == (8,) and resumed.step > trainer.step
     # A warm-started best response keeps the target's head; a fresh one claims from its context.
     _, warm = resolve(ExploitConfig(target=str(policy), warm_start=True, out_dir=str(tmp_path / "x")))
     _, fresh = resolve(ExploitConfig(target=str(policy), out_dir=str(tmp_path / "y")))
@@ -211,4 +210,4 @@ def test_r29_a_checkpoint_names_its_claim_head_as_the_schema_allows(tmp_path, he
     with pytest.raises(CheckpointError):  # declared, but the weights have no such head
         load_policy(copy)
     (copy / "metadata.json").write_text(json.dumps({**metadata, "claim_hidden_sizes": []}))
-    assert load_policy(copy).network.claim_head is None
+    assert load_policy(copy).network.extension is None

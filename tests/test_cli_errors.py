@@ -1,7 +1,10 @@
 """Every CLI answers bad input with one line on stderr and exit status 2, never a traceback, and
-before the run starts (issue 16.4). Each case runs the CLI's ``main(argv)`` in this process;
-a case that got as far as a run would take seconds to minutes, so a slow case is a failure too
-(none of them trains, plays or writes anything)."""
+before the run starts (docs/reliability.md). Each case runs the CLI's ``main(argv)`` in this
+process; a case that got as far as a run would take seconds to minutes, so a slow case is a
+failure too (none of them trains, plays or writes anything). Output paths follow one rule:
+checked before any work, a directory where a directory is expected (``--out``), a regular file
+where a file is (``--replay-out``, ``--report-out``, ``--html``); ``/proc/...`` stands for a
+place nobody can write, root included."""
 
 from __future__ import annotations
 
@@ -10,15 +13,29 @@ from pathlib import Path
 
 import pytest
 
+from pisti_env import make_settings
+from pisti_env.replay import GameRecorder, write_records
+
 from pisti_env.demo import main as demo_main
+from pisti_env.terminal.play_cli import main as play_main
+from pisti_env.terminal.replay_cli import main as replay_main
 from training.exploit.cli import main as exploit_main
 from training.harness.bluff_stats import main as bluff_main
 from training.harness.evaluate import main as eval_main
 from training.trainer.cli import main as train_main
-from training.trainer.solve_claims import main as solve_claims_main
+from training.bluff.solve_claims import main as solve_claims_main
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINT = str(ROOT / "checkpoints" / "pisti-2p")
+
+
+def one_game() -> list[dict]:
+    """The records of one 2-player hand of first legal moves."""
+    records: list[dict] = []
+    recorder = GameRecorder(make_settings(target=None), ["greedy", "greedy"], records.append, seed=1)
+    while not recorder.game.done:
+        recorder.step(recorder.game.legal_actions()[0])
+    return records
 
 
 @pytest.fixture
@@ -80,6 +97,11 @@ EVAL = [
     (["greedy", "random", "--seatings", "all"], "--seatings"),
     (["greedy", "random", "--out", "{file}"], "--out"),
     (["greedy", "random", "--out", "{file}/x"], "--out"),
+    (["greedy", "random", "--out", "/proc/nope/x"], "--out"),
+    (["greedy", "random", "--out", "/proc"], "--out"),
+    (["greedy", "random", "--ladder"], "--ladder"),
+    (["greedy", "random", "--device", "gpu7"], "--device"),
+    (["greedy", "random", "--threads", "0"], "--threads"),
     (["greedy", "random", "--players", "9"], "num_players"),
     (["greedy", "random", "--players", "4", "--no-partnerships", "--decks", "2"], "decks"),
     ([CHECKPOINT, "random", "--bluff"], "bluff"),
@@ -90,8 +112,12 @@ BLUFF = [
     (["greedy", "random", "--deals", "0"], "--deals"),
     (["greedy", "random", "--deals", "-3"], "--deals"),
     (["greedy", "random", "--seed", "-1"], "--seed"),
-    (["greedy", "random", "--out", "{dir}"], "--out"),
-    (["greedy", "random", "--out", "{file}/x.json"], "--out"),
+    (["greedy", "random", "--report-out", "{dir}"], "--report-out"),
+    (["greedy", "random", "--report-out", "{dir}/"], "--report-out"),
+    (["greedy", "random", "--report-out", "{file}/x.json"], "--report-out"),
+    (["greedy", "random", "--report-out", "/proc/nope/x.json"], "--report-out"),
+    (["greedy", "random", "--report-out", "/dev/zero"], "--report-out"),
+    (["greedy", "random", "--out", "x.json"], "--out"),  # one file: --report-out
     (["greedy", "random", "--ten-diamonds-bonus", "7"], "ten_diamonds"),
     (["greedy", "random", "--double-pisti", "7"], "double_pisti"),
 ]
@@ -114,6 +140,10 @@ EXPLOIT = [
     (["greedy", "--hidden-sizes", "-3"], "--hidden-sizes"),
     (["greedy", "--ent-coef", "-1"], "--ent-coef"),
     (["greedy", "--out", "{file}/x"], "--out"),
+    (["greedy", "--out", "{file}"], "--out"),
+    (["greedy", "--out", "/proc/nope"], "--out"),
+    (["greedy", "--no-progress"], "--no-progress"),  # the grammar's word is --quiet
+    (["greedy", "--seed", "-1"], "--seed"),
     (["greedy", "--players", "9"], "num_players"),
     ([CHECKPOINT, "--bluff"], "bluff"),
 ]
@@ -123,9 +153,43 @@ SOLVE_CLAIMS = [
     ([CHECKPOINT, "--out", "x"], "not a bluff-variant policy"),
     ([str(ROOT / "checkpoints" / "pisti-bluff")], "--out"),
     ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "{file}/x"], "--out"),
-    ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "x", "--capture-value", "-1"], "--capture-value"),
-    ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "x", "--capture-value-last-deal", "1e9"],
-     "--capture-value-last-deal"),
+    ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "x", "--claim-capture-value", "-1"], "--claim-capture-value"),
+    ([str(ROOT / "checkpoints" / "pisti-bluff"), "--out", "x", "--claim-capture-value-last-deal", "1e9"],
+     "--claim-capture-value-last-deal"),
+]
+PLAY = [
+    (["--seed", "-1"], "--seed"),
+    (["--seed", "x"], "--seed"),
+    (["--seat", "-1"], "--seat"),
+    (["--seat", "5"], "--seat"),
+    (["--delay", "inf"], "--delay"),
+    (["--delay", "1e300"], "--delay"),
+    (["--delay", "nan"], "--delay"),
+    (["--delay", "-1"], "--delay"),
+    (["--hint-policy", "smart"], "--hint-policy"),
+    (["--hint-policy", "{dir}"], "--hint-policy"),
+    (["--opponent", "smart"], "--opponent"),
+    (["--players", "4", "--opponent", "greedy", "--partner", "pimc:zz=1"], "--partner"),
+    (["--partner", "expert", "--opponent", "greedy"], "--partner"),
+    (["--replay-out", "{dir}"], "--replay-out"),
+    (["--replay-out", "{file}/g.jsonl"], "--replay-out"),
+    (["--replay-out", "/proc/nope/g.jsonl"], "--replay-out"),
+    (["--replay-out", "/dev/zero"], "--replay-out"),
+    (["--players", "9"], "num_players"),
+]
+REPLAY = [
+    ([], "file"),
+    (["/no/such/replay.jsonl"], "No such file"),
+    (["{dir}"], "not a regular file"),
+    (["{file}"], "not valid JSON"),
+    (["{replay}", "--game", "0"], "--game"),
+    (["{replay}", "--game", "2"], "--game"),
+    (["{replay}", "--seat", "-1"], "--seat"),
+    (["{replay}", "--seat", "2"], "--seat"),
+    (["{replay}", "--delay", "inf"], "--delay"),
+    (["{replay}", "--delay", "-1"], "--delay"),
+    (["{replay}", "--html", "{dir}"], "--html"),
+    (["{replay}", "--html", "/proc/nope/x.html"], "--html"),
 ]
 CASES = [
     pytest.param(main, argv, words, id=f"{name}:{' '.join(argv) or '(none)'}")
@@ -136,6 +200,8 @@ CASES = [
         ("pisti-demo", demo_main, DEMO),
         ("pisti-exploit", exploit_main, EXPLOIT),
         ("pisti-solve-claims", solve_claims_main, SOLVE_CLAIMS),
+        ("pisti-play", play_main, PLAY),
+        ("pisti-replay", replay_main, REPLAY),
     )
     for argv, words in table
 ]
@@ -145,7 +211,9 @@ CASES = [
 def test_bad_cli_input_gets_one_line_and_exit_2(main, argv, words, blocker, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a default --out (runs/...) would land here, never in the repo
     (tmp_path / "not-a-checkpoint").mkdir()
-    argv = [a.replace("{file}", blocker).replace("{dir}", str(tmp_path / "not-a-checkpoint")) for a in argv]
+    write_records(one_game(), tmp_path / "one-game.jsonl")
+    argv = [a.replace("{file}", blocker).replace("{dir}", str(tmp_path / "not-a-checkpoint"))
+            .replace("{replay}", str(tmp_path / "one-game.jsonl")) for a in argv]
     before = sorted(os.listdir(tmp_path))
     try:
         status = main(argv)
@@ -157,7 +225,7 @@ def test_bad_cli_input_gets_one_line_and_exit_2(main, argv, words, blocker, tmp_
     assert len(lines) == 1, captured.err
     assert "Traceback" not in captured.err + captured.out
     assert lines[0].split(": error: ")[0] in ("pisti-train", "pisti-eval", "pisti-bluff-stats", "pisti-demo", "pisti-exploit",
-                                            "pisti-solve-claims")
+                                            "pisti-solve-claims", "pisti-play", "pisti-replay")
     assert words in lines[0], lines[0]
     assert sorted(os.listdir(tmp_path)) == before  # nothing written: refused before the run
 

@@ -51,7 +51,7 @@ def test_the_readme_flags_build_the_config():
     assert config_from_args(build_parser().parse_args([])) == TrainConfig()
 
 
-def test_old_flat_configs_of_the_shipped_checkpoints_load():
+def test_the_configs_the_shipped_checkpoints_record_load():
     for path in sorted((ROOT / "checkpoints").glob("*/metadata.json")):
         metadata = json.loads(path.read_text())
         config = TrainConfig.from_dict(metadata["config"])
@@ -70,3 +70,33 @@ def test_pisti_eval_takes_every_setting_but_the_match_target_as_a_flag():
     assert {f.name for f in dataclasses.fields(Settings)} <= dests
     args = eval_parser().parse_args(["greedy", "random", "--win-margin", "10", "--players", "3"])
     assert args.win_margin == 10 and args.num_players == 3 and args.target == 151
+
+
+def test_the_shipped_bluff_policys_lineage_commands_parse_with_todays_flags(tmp_path, monkeypatch):
+    """checkpoints/pisti-bluff/lineage.json's commands reproduce its stages: each pisti-train and
+    pisti-solve-claims command parses (a renamed flag would fail here), and each pisti-train
+    stage's config passes TrainConfig's checks."""
+    import shlex
+
+    from training.bluff.solve_claims import build_parser as solve_parser
+
+    lineage = json.loads((ROOT / "checkpoints" / "pisti-bluff" / "lineage.json").read_text())
+    monkeypatch.chdir(tmp_path)  # the checkpoint paths they name, as stand-ins
+    for stage in lineage["stages"]:
+        argv = shlex.split(stage["command"])
+        for flag, value in zip(argv, argv[1:]):
+            if flag == "--init-from" or value.endswith("/policy") and not flag.startswith("--"):
+                (tmp_path / value).mkdir(parents=True, exist_ok=True)
+                (tmp_path / value / "metadata.json").write_text("{}")
+    seen = set()
+    for stage in lineage["stages"]:
+        program, *argv = shlex.split(stage["command"])
+        seen.add(program)
+        if program == "pisti-train":
+            config = config_from_args(build_parser().parse_args(argv))
+            assert config.settings.bluff and config.out_dir == stage["out"]
+        else:
+            assert program == "pisti-solve-claims"
+            args = solve_parser().parse_args(argv)
+            assert args.capture_value > 0
+    assert seen == {"pisti-train", "pisti-solve-claims"}

@@ -121,13 +121,13 @@ def test_a_network_evaluates_on_the_gpu_as_on_the_cpu():
 
 
 def test_training_on_the_gpu_evaluates_checkpoints_and_ships_a_policy_a_cpu_plays(tmp_path):
-    from training.trainer.config import TrainConfig
+    from helpers import train_config
     from training.trainer.network import resolve_precision
     from training.trainer.policy import load_policy
-    from training.trainer.train import run
+    from training.trainer.runner import run
 
     out = tmp_path / "run"
-    config = TrainConfig.from_dict(dict(
+    config = train_config(**dict(
         num_envs=512, rollout_steps=16, total_steps=512 * 16 * 4, target=None, hidden_sizes=(64, 64),
         snapshot_every=1, eval_every=2, eval_deals=64, checkpoint_every=2, device=GPU, out_dir=str(out),
     ))

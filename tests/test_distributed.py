@@ -32,7 +32,7 @@ from training.trainer.train import Trainer
 ROOT = Path(__file__).resolve().parents[1]
 FLAGS = ["--envs", "8", "--rollout", "12", "--target", "51", "--hidden-sizes", "32", "--value-hidden-sizes", "16",
          "--eval-every", "0", "--snapshot-every", "0", "--checkpoint-every", "0", "--threads", "1",
-         "--precision", "fp32", "--num-minibatches", "3", "--update-epochs", "2", "--seed", "5", "--no-progress"]
+         "--precision", "fp32", "--num-minibatches", "3", "--update-epochs", "2", "--seed", "5", "--quiet"]
 ONE_UPDATE = 8 * 12
 
 

@@ -103,7 +103,7 @@ def test_pettingzoo_module_style_import():
 def test_metadata():
     e = pisti_env.env()
     assert e.metadata["name"] == "pisti_v0"
-    assert set(e.metadata["render_modes"]) == {"human", "ansi"}
+    assert set(e.metadata["render_modes"]) == {"human", "ansi", "rgb_array"}
     assert isinstance(e.unwrapped, pisti_env.raw_env)
 
 

@@ -214,7 +214,7 @@ def test_specs_build_one_player_per_seat():
         (dict(reward="score"), ValueError, "reward must be one of"),
         (dict(illegal_action="penalty"), ValueError, "illegal_action must be one of"),
         (dict(illegal_penalty=0.5), ValueError, "negative"),
-        (dict(render_mode="rgb_array"), ValueError, "render_mode"),
+        (dict(render_mode="rgb"), ValueError, "render_mode"),
         (dict(num_player=3), ValueError, "unknown setting"),
         (dict(num_players=7), ValueError, "num_players"),
     ],
@@ -250,6 +250,22 @@ def test_illegal_action_refused_with_penalty_or_raised():
     with pytest.raises(ValueError, match="out of range"):
         raising.step(52)
     assert np.array_equal(raising._observation()["observation"], obs["observation"])
+
+
+@pytest.mark.parametrize("mode", ["refuse", "raise"])
+@pytest.mark.parametrize("bluff", [False, True])
+def test_ids_outside_the_action_space_are_value_errors_in_every_mode(mode, bluff):
+    """As in pisti_v0: "refuse" is for illegal moves inside the action space; an id outside it
+    (-1, 52 without the bluff variant or 106 with it, 2**70) is a ValueError, nothing changed."""
+    env = gymnasium.make("pisti/Pisti-v0", seat=0, target=None, bluff=bluff, illegal_action=mode).unwrapped
+    obs, _ = env.reset(seed=4)
+    for action in (-1, env.action_space.n, 2**70, np.int64(-5)):
+        with pytest.raises(ValueError, match="out of range"):
+            env.step(action)
+        assert np.array_equal(env._observation()["observation"], obs["observation"])
+        assert np.array_equal(env._observation()["action_mask"], obs["action_mask"])
+    legal = int(np.flatnonzero(obs["action_mask"])[0])
+    env.step(legal)  # the episode goes on as if nothing had been tried
 
 
 @pytest.mark.parametrize("mode", ["refuse", "raise"])

@@ -1,5 +1,5 @@
 """Fictitious play for R29's mixed decisions (``average_heads_every``,
-:mod:`training.trainer.average`): the average of the answer and claim heads is the members'
+:mod:`training.bluff.average`): the average of the answer and claim heads is the members'
 mean probability, stays evenly spread over a run, plays the off-learner seats of self-play
 games (whose claims and answers then do not train), is what the run ships and evaluates, and
 survives checkpoints, resumes, warm starts and best responses."""
@@ -17,12 +17,14 @@ torch = pytest.importorskip("torch")
 from pisti_env import make_settings  # noqa: E402
 from pisti_env.actions import BELIEVE, FACE_DOWN  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
-from training.trainer.average import HeadAverage  # noqa: E402
+from training.bluff.average import HeadAverage  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402
-from training.trainer.network import AveragedHead, log_probs, policy_network  # noqa: E402
+from training.bluff.heads import AveragedHead  # noqa: E402
+from training.trainer.network import log_probs, policy_network  # noqa: E402
 from training.trainer.policy import load_policy  # noqa: E402
 from training.trainer.rollout import LEARNER  # noqa: E402
-from training.trainer.train import Trainer, run  # noqa: E402
+from training.trainer.runner import run  # noqa: E402
+from training.trainer.train import Trainer  # noqa: E402
 
 from test_answer_head import answering_positions  # noqa: E402
 from test_claim_head import claim_chances  # noqa: E402
@@ -64,8 +66,8 @@ def test_r29_an_averaged_head_plays_the_members_mean_probability():
     network, average = _average_of(5)
     answer, claim = average.heads()
     assert isinstance(answer, AveragedHead) and answer.members == claim.members == 5
-    x = torch.randn(9, network.claim_view.size)
-    y = torch.randn(9, network.claim_chance_view.size)
+    x = torch.randn(9, network.extension.claim_view.size)
+    y = torch.randn(9, network.extension.claim_chance_view.size)
     with torch.no_grad():
         mean_answer = torch.stack([torch.softmax(a(x), 1) for _o, a, _c in average.members]).mean(0)
         mean_claim = torch.stack([torch.sigmoid(c(y)) for _o, _a, c in average.members]).mean(0)
@@ -117,18 +119,18 @@ def test_r29_off_learner_seats_of_self_play_claim_and_answer_with_the_average(tm
     trainer = Trainer(tiny_config(tmp_path, precision="fp32", bluff=True, target=None, num_envs=64,
                                   self_play_share=0.5, baselines=("random",), average_heads_every=1, **HEADS))
     _scrambled(trainer.network.policy, 7)
-    trainer.average.offer(_scrambled(trainer.network.policy, 8))  # the average: two other heads
+    average_of(trainer).offer(_scrambled(trainer.network.policy, 8))  # the average: two other heads
     _scrambled(trainer.network.policy, 9)
     collector = trainer.collector
     seen_average = seen_current = 0
     for _ in range(4):
-        rollout = collector.collect(trainer.network, trainer.average)
+        rollout = collector.collect(trainer.network)
         for t in range(rollout.seat.shape[0]):
             obs, mask = rollout.observation[t], rollout.mask[t]
             decides = mask[:, BELIEVE] | mask[:, FACE_DOWN:BELIEVE].any(1)
             with torch.no_grad():
                 current = log_probs(trainer.network.policy(obs), mask)
-                averaged = log_probs(trainer.network.policy(obs, heads=trainer.average.heads()), mask)
+                averaged = log_probs(trainer.network.policy(obs, heads=average_of(trainer).heads()), mask)
             logp = rollout.logp[t]
             action = rollout.action[t][:, None]
             for row in range(64):
@@ -143,7 +145,7 @@ def test_r29_off_learner_seats_of_self_play_claim_and_answer_with_the_average(tm
                     seen_current += 1
     assert seen_average > 10 and seen_current > 10
     # The averaged seats: only in self-play games, never on the learner's side.
-    averaged_seats = collector.averaged
+    averaged_seats = collector.seats.averaged
     self_play = (collector.controller == LEARNER).all(1)
     assert not averaged_seats[~self_play].any()
     assert (averaged_seats[self_play].sum(1) == 1).all()  # two players: one side each
@@ -154,10 +156,10 @@ def test_r29_a_fictitious_play_run_ships_evaluates_resumes_and_is_exploited_with
                          average_heads_every=1, average_heads_size=3, checkpoint_every=2,
                          out_dir=str(tmp_path / "fp"), **HEADS)
     trainer = run(config, progress=False)
-    assert len(trainer.average.members) >= 2 and trainer.average.stride > 1  # 6 offers into 3 places
+    assert len(average_of(trainer).members) >= 2 and average_of(trainer).stride > 1  # 6 offers into 3 places
     policy = tmp_path / "fp" / "policy"
     metadata = read_metadata(policy)
-    assert metadata["average_heads"] == len(trainer.average.members)
+    assert metadata["average_heads"] == len(average_of(trainer).members)
     player = load_policy(policy)
     observations, masks = _positions()
     with torch.no_grad():
@@ -166,17 +168,17 @@ def test_r29_a_fictitious_play_run_ships_evaluates_resumes_and_is_exploited_with
         assert not torch.allclose(log_probs(shipped, masks), log_probs(trainer.network.policy(observations), masks))
     # A resumed run has the same average and goes on adding to it.
     resumed = Trainer.resume(tmp_path / "fp" / "checkpoint")
-    assert [m[0] for m in resumed.average.members] == [m[0] for m in trainer.average.members]
-    assert (resumed.average.offers, resumed.average.stride) == (trainer.average.offers, trainer.average.stride)
+    assert [m[0] for m in average_of(resumed).members] == [m[0] for m in average_of(trainer).members]
+    assert (average_of(resumed).offers, average_of(resumed).stride) == (average_of(trainer).offers, average_of(trainer).stride)
     with torch.no_grad():
         assert torch.equal(resumed.shipped_policy()(observations), shipped)
-    assert torch.equal(resumed.collector.averaged, trainer.collector.averaged)
+    assert torch.equal(resumed.collector.seats.averaged, trainer.collector.seats.averaged)
     # A run started from the shipped policy: its heads are the newest member, its average the members.
     warm = Trainer(tiny_config(tmp_path, bluff=True, target=None, init_from=str(policy), average_heads_every=1, **HEADS))
-    newest = trainer.average.members[-1]
+    newest = average_of(trainer).members[-1]
     for key, value in newest[1].state_dict().items():
         assert torch.equal(warm.network.policy.answer_head.state_dict()[key], value)
-    assert len(warm.average.members) == len(trainer.average.members)
+    assert len(average_of(warm).members) == len(average_of(trainer).members)
     with torch.no_grad():
         assert torch.allclose(warm.shipped_policy()(observations), shipped, atol=1e-6)
     # A best response warm-started from it starts from the newest member too; a fresh one has no heads.
@@ -243,3 +245,8 @@ def test_r29_the_average_as_the_magnets_heads_pulls_the_learners_heads_toward_it
                                 and answer.members == claim.members == 1 for answer, claim in with_average)
     without = magnet_heads(False)
     assert without and all(heads is None for heads in without)
+
+
+def average_of(trainer: Trainer) -> HeadAverage:
+    """The head average of a fictitious-play run (its bluff extension's)."""
+    return next(e.average for e in trainer.extensions if getattr(e, "average", None) is not None)

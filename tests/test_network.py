@@ -9,18 +9,20 @@ import torch
 from pisti_env.batched import BatchedPisti
 from pisti_env.observation import ObservationLayout
 from pisti_env.rules import make_settings
-from training.trainer.network import PolicyNetwork, ValueNetwork
+from pisti_env.rules import Settings
+from training.trainer.network import PolicyNetwork, ValueNetwork, policy_network
+from training.trainer.spec import NetworkSpec
 
 
-@pytest.mark.parametrize("num_actions", [52, 106])
-def test_feature_head_scores_every_card_with_its_own_and_its_ranks_features(num_actions):
+@pytest.mark.parametrize("bluff", [False, True])
+def test_feature_head_scores_every_card_with_its_own_and_its_ranks_features(bluff):
     """The fast form (sums over suits, products) equals the definition written out card by card:
     logit = action head + features(card) · weights(context), features = own K, then the K
     summed over the card's rank; face-down plays (R29) have weights of their own."""
     torch.manual_seed(0)
-    k = 10
-    net = PolicyNetwork(600, k, (32, 16), num_actions)
-    x = torch.rand(5, 600)
+    net = policy_network(Settings(bluff=bluff), (32, 16))
+    k, num_actions = net.card_features, net.num_actions
+    x = torch.rand(5, net.observation_size)
     got = net(x)
     context = torch.tanh(net.context(x))
     expected = net.card_head(context)
@@ -36,11 +38,16 @@ def test_feature_head_scores_every_card_with_its_own_and_its_ranks_features(num_
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
 
 
-def test_policy_network_rejects_shapes_it_cannot_read():
-    with pytest.raises(ValueError, match="cannot hold 52 cards"):
-        PolicyNetwork(100, 10)
-    with pytest.raises(ValueError, match="num_actions must be 52 or 106"):
-        PolicyNetwork(600, 10, num_actions=53)
+def test_network_spec_rejects_sizes_it_cannot_build():
+    """The one check of a network's description (NetworkSpec): bounded widths, a game."""
+    with pytest.raises(ValueError, match="hidden_sizes must be a list of 1..8 layer widths"):
+        NetworkSpec(Settings(), ())
+    with pytest.raises(ValueError, match="hidden_sizes must hold widths in 1..4096"):
+        NetworkSpec(Settings(), (0,))
+    with pytest.raises(ValueError, match="settings must be a pisti_env.rules.Settings"):
+        NetworkSpec({"num_players": 2}, (8,))
+    spec = NetworkSpec(Settings(), [8])
+    assert spec.hidden_sizes == (8,) and PolicyNetwork(spec).observation_size == spec.layout.size
     with pytest.raises(ValueError, match="privileged"):
         ValueNetwork(10, 4)(torch.zeros(1, 10))
 

@@ -146,7 +146,7 @@ def test_a_full_match_against_the_shipped_policy_with_hints(tmp_path):
     child, path, log = spawn(tmp_path, "--opponent", "checkpoints/pisti-2p", "--seed", "2", "--target", "61")
     child.expect(MOVE)
     child.sendline("h")
-    child.expect(r"Hint: checkpoints/pisti-2p would play (\S+) \((.*)\)\.\r\n")
+    child.expect(r"Hint: (?:checkpoints/)?pisti-2p would play (\S+) \((.*)\)\.\r\n")
     best, probabilities = child.match.group(1), child.match.group(2)
     shares = re.findall(r"(\S+) (<1|\d+)%", probabilities)
     assert shares[0][0] == best and len(shares) >= 1

@@ -17,15 +17,14 @@ import torch
 
 from pisti_env.batched import BatchedPisti
 from pisti_env.rules import make_settings
-from training.trainer.network import PolicyNetwork, sample
+from training.trainer.network import PolicyNetwork, policy_network, sample
 from training.trainer.pool import OpponentPool, SnapshotStack
 from training.trainer.rollout import LEARNER
 
 
 def _network(engine: BatchedPisti, seed: int) -> PolicyNetwork:
     torch.manual_seed(seed)
-    layout = engine.encoder.layout
-    return PolicyNetwork(engine.observation_size, layout.num_card_features, (32, 16), engine.num_actions)
+    return policy_network(engine.settings, (32, 16))
 
 
 def _batch(steps: int = 7):

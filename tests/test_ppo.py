@@ -8,7 +8,8 @@ import math
 import pytest
 import torch
 
-from training.trainer.network import PolicyNetwork, entropy, log_probs, masked_logits, sample
+from pisti_env.rules import Settings
+from training.trainer.network import entropy, log_probs, masked_logits, policy_network, sample
 from training.trainer.ppo import assign_seat_rewards, gae, ppo_losses
 
 
@@ -96,8 +97,8 @@ def test_masking_gives_illegal_cards_zero_probability_and_no_nans():
     draws = torch.stack([sample(logits, mask, g) for _ in range(200)])
     assert set(draws[:, 0].tolist()) <= {1, 2} and set(draws[:, 1].tolist()) == {7}
     # Gradients through masked log-probs stay finite.
-    net = PolicyNetwork(60, 1, (8,))
-    out = net(torch.randn(2, 60))
+    net = policy_network(Settings(), (8,))
+    out = net(torch.randn(2, net.observation_size))
     loss = -log_probs(out, mask).gather(1, torch.tensor([[1], [7]])).sum() - entropy(log_probs(out, mask), mask).sum()
     loss.backward()
     assert all(torch.isfinite(p.grad).all() for p in net.parameters() if p.grad is not None)

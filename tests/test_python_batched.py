@@ -71,6 +71,7 @@ def test_pool_plays_expert_from_the_engine_state_reproducibly():
     """Two collectors seeded alike play the same rollout against ``expert`` (4 players in
     partnerships, bluffs): its seed stream is the trainer's generator."""
     from training.trainer.network import ActorCritic
+    from training.trainer.spec import NetworkSpec
     from training.trainer.rollout import LEARNER, SelfPlayCollector
 
     settings = make_settings(num_players=4, bluff=True)
@@ -80,8 +81,7 @@ def test_pool_plays_expert_from_the_engine_state_reproducibly():
         engine = BatchedPisti(8, seed=5, **settings.to_dict())
         pool = OpponentPool(settings, ("expert",), 0, 1.0, torch.device("cpu"))
         collector = SelfPlayCollector(engine, pool, 0.0, 12, torch.Generator().manual_seed(9))
-        networks = ActorCritic(engine.observation_size, engine.encoder.layout.num_card_features, (16,),
-                               value_hidden_sizes=(16,), num_actions=settings.num_actions)
+        networks = ActorCritic(NetworkSpec(settings, (16,)), value_hidden_sizes=(16,))
         st = collector.collect(networks)
         return st.action.clone(), st.learner.clone()
 

@@ -6,14 +6,14 @@ games without changing a figure."""
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
 from pisti_env import make_settings
-from pisti_env.actions import BELIEVE, FACE_DOWN
 from pisti_env.replay import GameRecorder, ReplayError, parse_replay_lines, read_replays, replay, write_records
 from training.harness.evaluate import evaluate
+
+from helpers import recorded_random_game
 
 VARIANTS = [
     dict(),  # a match to 151 (R24)
@@ -24,22 +24,9 @@ VARIANTS = [
 ]
 
 
-def random_game_records(seed: int, **kw) -> list[dict]:
-    """A whole random game (claims preferred where allowed) recorded by GameRecorder."""
-    settings = make_settings(**kw)
-    records: list[dict] = []
-    rec = GameRecorder(settings, ["random"] * settings.num_players, records.append, seed=seed, meta={"test": seed})
-    rng = random.Random(seed)
-    while not rec.game.done:
-        legal = rec.game.legal_actions()
-        downs = [a for a in legal if FACE_DOWN <= a < BELIEVE]
-        rec.step(rng.choice(downs) if downs and rng.random() < 0.5 else rng.choice(legal))
-    return records
-
-
 @pytest.mark.parametrize("kw", VARIANTS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "default")
 def test_round_trip_and_replay_reproduces_results(tmp_path, kw):
-    games = [random_game_records(seed, **kw) for seed in (1, 2)]
+    games = [recorded_random_game(seed, **kw) for seed in (1, 2)]
     path = tmp_path / "games.jsonl"
     write_records(games[0], path)
     write_records(games[1], path, append=True)
@@ -56,7 +43,7 @@ def test_round_trip_and_replay_reproduces_results(tmp_path, kw):
 
 
 def test_every_hand_of_a_match_is_recorded():
-    records = random_game_records(5)
+    records = recorded_random_game(5)
     hands = [r for r in records if r["type"] == "hand"]
     ends = [r for r in records if r["type"] == "hand_end"]
     assert len(hands) == len(ends) == records[-1]["hands"] > 1
@@ -77,7 +64,7 @@ def error_of(lines) -> str:
 
 
 def test_truncated_file_names_the_line():
-    lines = lines_of(random_game_records(3, target=None))
+    lines = lines_of(recorded_random_game(3, target=None))
     message = error_of(lines[:10])
     assert "g.jsonl, line 10" in message and "truncated" in message and "line 1" in message
     # Cut inside a line: not JSON.
@@ -95,7 +82,7 @@ def test_truncated_file_names_the_line():
     (lambda ls: ls.insert(5, ls[0]), "line 6: a new game starts before the game of line 1"),
 ])
 def test_malformed_records_name_the_line(edit, expected):
-    lines = lines_of(random_game_records(4, target=None))
+    lines = lines_of(recorded_random_game(4, target=None))
     edit(lines)
     assert expected in error_of(lines)
 
@@ -107,7 +94,7 @@ def _edit_record(lines, index, **changes):
 
 
 def test_records_the_engine_does_not_reproduce_name_the_line():
-    records = random_game_records(6, target=None)
+    records = recorded_random_game(6, target=None)
     lines = lines_of(records)
     first_action = next(i for i, r in enumerate(records) if r["type"] == "action")
     seat = records[first_action]["seat"]
@@ -142,7 +129,7 @@ def test_records_the_engine_does_not_reproduce_name_the_line():
 
 
 def test_bad_header_names_the_line():
-    lines = lines_of(random_game_records(7, target=None))
+    lines = lines_of(recorded_random_game(7, target=None))
     bad = list(lines)
     _edit_record(bad, 0, format="other")
     assert "line 1: not a pisti replay" in error_of(bad)

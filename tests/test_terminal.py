@@ -281,7 +281,13 @@ def test_checkpoint_action_probabilities_fit_act():
     assert text.startswith(f"checkpoints/pisti-2p would play {best} (") or f"would play {best} (" in text
     assert "%" in text
     assert shipped_policy(make_settings(num_players=3)) is None
-    assert "No hint" in Hinter(make_settings(num_players=3))(SeatView(Game(make_settings(num_players=3), seed=1), 0))
+    # No shipped policy fits 3 players: expert answers instead, and the hinter says why.
+    three = make_settings(num_players=3)
+    game3 = Game(three, seed=1)
+    hinter = Hinter(three)
+    assert hinter(SeatView(game3, game3.turn)).startswith("expert would play ")
+    assert hinter.note is not None and "no shipped policy was trained for this game" in hinter.note
+    assert "No hint" in Hinter(settings, "smart")(view)  # a bad spec outside pisti-play (which refuses it up front)
     scripted = Hinter(settings, "greedy")(view)
     assert scripted == f"greedy would play {card_to_symbol(make_player('greedy', seed=0).act(view))}."
 

@@ -18,6 +18,7 @@ from pisti_env.batched import BatchedPisti
 from pisti_env.agents import RandomAgent
 from pisti_env.agents.greedy_batched import BatchedGreedy
 from training.trainer.checkpoint import CheckpointError
+from helpers import train_config
 from training.trainer.config import TrainConfig
 from training.trainer.policy import load_policy
 from training.trainer.ppo import assign_seat_rewards
@@ -144,7 +145,7 @@ def tiny_config(tmp_path, **overrides) -> TrainConfig:
         snapshot_every=2, eval_every=0, checkpoint_every=0, torch_threads=1, out_dir=str(tmp_path / "run"),
     )
     values.update(overrides)
-    return TrainConfig.from_dict(values)
+    return train_config(**values)
 
 
 @pytest.mark.parametrize("settings", [dict(), dict(num_players=4), dict(bluff=True, target=None)])
@@ -260,7 +261,7 @@ def test_resume_continues_exactly(tmp_path):
 def test_resume_can_extend_the_budget(tmp_path):
     """``pisti-train --resume --steps N`` continues a finished run up to N steps; fewer steps
     than already trained is a clear error."""
-    from training.trainer.train import run
+    from training.trainer.runner import run
 
     config = tiny_config(tmp_path, total_steps=16 * 8 * 2)
     first = run(config, progress=False)
@@ -275,9 +276,9 @@ def test_resume_can_extend_the_budget(tmp_path):
 def test_a_short_training_run_measurably_beats_random(tmp_path):
     """About fifteen seconds of self-play PPO: the greedy policy's duplicate-deal margin over
     ``random`` goes from about 0 to clearly positive (seeded, so the figures are repeatable)."""
-    from training.trainer.train import evaluate_against_baselines
+    from training.trainer.evaluation import evaluate_against_baselines
 
-    config = TrainConfig.from_dict(dict(
+    config = train_config(**dict(
         num_envs=256, rollout_steps=32, total_steps=256 * 32 * 40, target=None, anneal_lr=False, self_play_share=0.5,
         eval_every=0, checkpoint_every=0, torch_threads=2, out_dir=str(tmp_path / "run"), eval_baselines=("random",),
     ))
@@ -309,7 +310,7 @@ def test_pisti_train_cli_writes_logs_checkpoints_and_a_policy_pisti_eval_can_pla
 
     out = tmp_path / "run"
     assert main(["--steps", "2048", "--envs", "32", "--rollout", "16", "--target", "0", "--eval-every", "2",
-                 "--eval-deals", "10", "--out", str(out), "--no-progress", "--threads", "1"]) == 0
+                 "--eval-deals", "10", "--out", str(out), "--quiet", "--threads", "1"]) == 0
     rows = list(csv.DictReader(open(out / "metrics.csv", encoding="utf-8")))
     assert len(rows) == 4 and rows[1]["eval/greedy_margin"] != "" and rows[0]["eval/greedy_margin"] == ""
     assert (out / "checkpoint" / "trainer.safetensors").exists()

@@ -1,17 +1,23 @@
 """The one registry of players: a *spec* becomes a :class:`~pisti_env.agents.base.Player`.
 
 ``make_player("greedy", seed=1)``, ``make_player("pimc:n=32,rollout=random", seed=1)``,
-``make_player("checkpoints/pisti-2p", settings=...)``. A spec is either
+``make_player("pisti-2p", settings=...)``. A spec is either
 
+* the name of a shipped policy (:data:`SHIPPED_POLICIES`: ``pisti-2p``, ``pisti-4p``,
+  ``pisti-bluff``), trained checkpoints installed with the package (``pisti_env/policies/``,
+  package data), optionally with ``:play=...`` as a checkpoint path below; or
 * a registered name, optionally followed by ``:`` and comma-separated ``key=value`` options
   passed to the player's constructor (values are read as int, float or bool ``true``/``false``
   when they look like one, else kept as text); or
-* the path of a trained checkpoint, loaded by the trainer's
+* the path of a trained checkpoint directory (``checkpoints/pisti-2p`` in a checkout is the
+  shipped one), loaded by the trainer's
   :func:`training.trainer.policy.load_policy` (imported only then: it needs torch),
   optionally followed by ``:play=argmax``, ``:play=sample`` or ``:play=sample_bluffs`` (see
   :class:`training.trainer.policy.CheckpointPlayer`) instead of what its metadata says
   (``sample_bluffs`` for a bluff-variant policy, whose claims and answers are mixed decisions;
-  else ``argmax``).
+  else ``argmax``); or
+* the path of a policy exported by ``pisti-export`` (a ``.pt`` TorchScript or ``.onnx`` file),
+  played by :class:`~pisti_env.agents.exported.ExportedPolicy` without the trainer's code.
 
 The harness, ``pisti-bluff-stats``, pimc's rollouts and the trainer's opponent pool all build
 their players here. ``make_agent`` is the same function under its older name.
@@ -42,6 +48,11 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "bluffer": BlufferAgent,  # R29: claims face down whenever allowed
     "challenger": challenger,  # bluffer's preset mirror: never claims, challenges every claim
 }
+# Trained checkpoints shipped inside the package (package data), playable by name.
+SHIPPED_POLICIES = ("pisti-2p", "pisti-4p", "pisti-bluff")
+POLICY_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "policies")
+# Files of a policy exported by pisti-export (pisti_env.agents.exported reads them).
+EXPORT_SUFFIXES = (".pt", ".onnx")
 # Constructor arguments the registry fills in itself, never taken from a spec.
 _GIVEN = ("seed", "settings")
 
@@ -49,6 +60,14 @@ _GIVEN = ("seed", "settings")
 def agent_names() -> list[str]:
     """The registered player names."""
     return list(AGENTS)
+
+
+def shipped_policy_path(name: str) -> str:
+    """The directory of the shipped policy ``name`` (one of :data:`SHIPPED_POLICIES`);
+    ``ValueError`` for another name, naming the allowed ones."""
+    if name not in SHIPPED_POLICIES:
+        raise ValueError(f"unknown shipped policy {name!r}; shipped policies are {list(SHIPPED_POLICIES)}")
+    return os.path.join(POLICY_DIR, name)
 
 
 def _value(text: str) -> Any:
@@ -103,7 +122,8 @@ def make_player(
 
     Args:
         spec: a registered name (:func:`agent_names`), optionally with ``:key=value`` options,
-            or a checkpoint path.
+            a shipped policy's name (:data:`SHIPPED_POLICIES`), a checkpoint path or an exported
+            policy's file.
         seed: seeds the player's randomness.
         settings: the game the player will play. Players with a batched form need it to read
             observations; a checkpoint trained for another game is refused
@@ -121,6 +141,12 @@ def make_player(
     if spec.partition(":")[0].strip().lower() in AGENTS:
         return _scripted(spec, seed, settings, options)
     path, play = _checkpoint_spec(spec, options)
+    if os.path.isfile(path) and path.endswith(EXPORT_SUFFIXES):
+        from .exported import load_exported  # torch or onnxruntime, only for an export
+
+        player = load_exported(path, settings=settings, device=device, play=play)
+        player.reset(seed)
+        return player
     from training.trainer.policy import load_policy  # torch, only for a checkpoint
 
     player = load_policy(path, settings=settings, device=device, play=play)  # checks play
@@ -130,10 +156,14 @@ def make_player(
 
 def checkpoint_location(spec: Any) -> tuple[str, str] | None:
     """``(path, options)`` of a spec that names an existing path, the whole spec or the part
-    before its last ``:`` (``options``: the rest, ``""`` when none); ``None`` for any other spec
+    before its last ``:`` (``options``: the rest, ``""`` when none), or a shipped policy's name
+    (its directory in the package, before any path of that name); ``None`` for any other spec
     (a registered name, a missing path, not a string)."""
     if not isinstance(spec, str) or spec.partition(":")[0].strip().lower() in AGENTS:
         return None
+    name, colon, tail = spec.partition(":")
+    if name.strip() in SHIPPED_POLICIES:
+        return shipped_policy_path(name.strip()), tail
     if os.path.exists(spec):
         return spec, ""
     head, colon, tail = spec.rpartition(":")
@@ -149,7 +179,8 @@ def _checkpoint_spec(spec: str, options: dict[str, Any]) -> tuple[str, str | Non
     if location is None:
         raise ValueError(
             f"unknown player {spec!r}: registered players are {agent_names()} (options as 'pimc:n=32'), "
-            "or give the path of a trained checkpoint (optionally PATH:play=argmax|sample|sample_bluffs)"
+            f"shipped policies {list(SHIPPED_POLICIES)}, or give the path of a trained checkpoint (optionally "
+            "PATH:play=argmax|sample|sample_bluffs) or of an exported policy (.pt, .onnx)"
         )
     path, tail = location
     given = {**_options(tail, spec), **options}  # keyword options override the spec's

@@ -4,6 +4,7 @@ state, and hands the work to the pure functions of :mod:`.transitions`, the
 
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
 import numpy as np
@@ -24,6 +25,57 @@ from .tables import build_tables
 from .transitions import Outcome
 
 
+# Memory: the bytes one game needs at the engine's peak (its tables and state, the float32
+# observations a step writes, a step's temporaries) are 14.5-16.5 times the observation size on
+# a CPU (``benchmarks/bench_memory.py`` measures it for 2, 4 players and the bluff variant; the
+# larger figure at 20,000 games, where fixed costs weigh more, the smaller at 80,000). The
+# estimate takes 16: the sizes that come near the memory's limit are large ones, so a size is
+# refused only when it cannot fit, and at once, instead of a MemoryError after seconds of
+# allocating.
+BYTES_PER_OBSERVATION_ENTRY = 16
+
+
+def available_memory(device: torch.device) -> int | None:
+    """Bytes free for new tensors on ``device``: a CUDA device's free memory, the host's
+    ``MemAvailable`` (Linux) or available pages elsewhere; ``None`` when it cannot be told."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    if device.type != "cpu":
+        return None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _size(count: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if count < 1024 or unit == "PiB":
+            return f"{count:,.0f} {unit}" if unit == "bytes" else f"{count:,.1f} {unit}"
+        count /= 1024  # type: ignore[assignment]
+    raise AssertionError
+
+
+def check_memory(count: int, bytes_per_game: int, device: torch.device, name: str) -> None:
+    """A ``ValueError`` when ``count`` games of ``bytes_per_game`` bytes need more memory than
+    ``device`` has available, naming the argument ``name``, the estimate and the largest size
+    that fits; nothing when the available memory cannot be told."""
+    need = count * bytes_per_game
+    have = available_memory(device)
+    if have is not None and need > have:
+        raise ValueError(
+            f"{name}={count:,} needs about {_size(need)} ({bytes_per_game:,} bytes per game), more than the "
+            f"{_size(have)} available on {device}; at most about {have // bytes_per_game:,} games fit"
+        )
+
+
 class BatchedPisti:
     """B Pişti games stepped together on one device.
 
@@ -33,6 +85,10 @@ class BatchedPisti:
         seed: seeds every deck and first dealer (through the counter-based hash).
         reward: ``"diff"`` or ``"win"``, as in the AEC env.
         **settings: game settings (RULES.md's table); unsupported ones raise ``ValueError``.
+
+    A ``batch_size`` whose estimated memory (:data:`BYTES_PER_OBSERVATION_ENTRY` bytes per
+    observation entry and game) exceeds what ``device`` has available is a ``ValueError`` at
+    once, naming the estimate.
     """
 
     def __init__(
@@ -62,6 +118,7 @@ class BatchedPisti:
         self.num_sides = s.num_sides
         self.num_actions = s.num_actions  # 52, or 106 with the bluff variant (R29)
         self.encoder = ObservationEncoder(s)
+        check_memory(batch_size, BYTES_PER_OBSERVATION_ENTRY * self.encoder.layout.size, self.device, "batch_size")
         self.tables = build_tables(s, batch_size=batch_size, device=self.device, seed=seed, reward_mode=reward)
         self._writer = ObservationWriter(self.tables, self.encoder)
         self._hidden = HiddenInformation(self.tables)

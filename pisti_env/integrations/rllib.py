@@ -1,11 +1,28 @@
-"""RLlib (new API stack) adapter for ``pisti_v0``: a ``MultiAgentEnv``, a PPO config with one
-action-masked module shared by every seat, and a harness player for a trained module.
+"""RLlib (new API stack) doors to pisti, and a harness player for a trained module.
+
+Two doors, each with a PPO config and RLlib's action-masking module:
+
+* **Batched, single-agent** (:class:`PistiVectorRLlibEnv`, :func:`single_agent_ppo_config`): each
+  env runner steps one ``gymnasium.make_vec("pisti/Pisti-v0", num_envs=N)`` (the vector env on
+  the batched engine, :class:`pisti_env.vector.PistiVectorEnv`): N games in one object, the
+  learner holds one seat of each and a batched player (``"greedy"``, a checkpoint, ...) the
+  others. RLlib builds it through its ``vector_entry_point`` (``gym_env_vectorize_mode=
+  "vector_entry_point"``) and steps it with one forward pass for the N games. RLlib's env
+  runner expects Gymnasium's next-step autoreset (after a game ends, its next step only
+  reports the new episode's start, and the episode records that observation as its first), so
+  the env is made with ``autoreset_mode=NEXT_STEP``: the same games, decisions, masks and
+  rewards as the default same-step mode (``tests/test_vector_next_step.py``). An episode's
+  rewards add up to the learner's final score difference, as in the vector env.
+* **Multi-agent, step by step** (:class:`PistiMultiAgentEnv`, :func:`ppo_config`):
+  ``pisti_v0`` as a ``MultiAgentEnv``, every seat played by one shared module (self-play),
+  for what the single-agent door cannot do: a learner at every seat, any player count and
+  variant, players without a batched form.
 
 Needs the ``rllib`` extra (``pip install -e ".[rllib]"``); ``import pisti_env`` never imports
 this module.
 
 What RLlib needs that ``pisti_v0`` does not give as it is, and what :class:`PistiMultiAgentEnv`
-does about it:
+does about it (the first point holds for the batched door too):
 
 * **Observation keys.** RLlib's action-masking module
   (``ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule``)
@@ -41,12 +58,16 @@ carries a held reward into the next chunk; the recipe test runs both).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import gymnasium
 import numpy as np
 import torch
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -54,6 +75,7 @@ from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
+from pisti_env import GYM_ENV_ID
 from pisti_env.agents import SeatView
 from pisti_env.env import env as pisti_env_aec
 
@@ -182,6 +204,16 @@ class PistiMultiAgentEnv(MultiAgentEnv):
         self.aec.close()
 
 
+def check_runners(num_env_runners: int, num_envs_per_env_runner: int) -> None:
+    """``ValueError`` unless there are >= 0 remote env runners and >= 1 game per runner."""
+    for name, value, minimum in (
+        ("num_env_runners", num_env_runners, 0),
+        ("num_envs_per_env_runner", num_envs_per_env_runner, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
 def shared_module_for(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
     """RLlib's ``policy_mapping_fn``: every seat plays with the one shared module."""
     return SHARED_MODULE
@@ -217,19 +249,8 @@ def ppo_config(
     """
     PistiMultiAgentEnv(env_config).close()  # a bad config fails here, not in a Ray worker
     env_config = dict(env_config or {})
-    for name, value, minimum in (
-        ("num_env_runners", num_env_runners, 0),
-        ("num_envs_per_env_runner", num_envs_per_env_runner, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    widths = list(hidden)
-    if not widths or any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in widths):
-        raise ValueError(f"hidden must be a non-empty sequence of positive ints, got {hidden!r}")
-    module = RLModuleSpec(
-        module_class=ActionMaskingTorchRLModule,
-        model_config={"fcnet_hiddens": widths, "fcnet_activation": "relu", "vf_share_layers": False},
-    )
+    check_runners(num_env_runners, num_envs_per_env_runner)
+    module = masked_module(hidden)
     config = (
         PPOConfig()
         .framework("torch")
@@ -252,7 +273,8 @@ class RLModulePlayer:
     R30): the most probable legal action under the masked logits.
 
     Args:
-        module: the shared module, e.g. ``algo.get_module(SHARED_MODULE)``.
+        module: a trained module: ``algo.get_module()`` (the batched door) or
+            ``algo.get_module(SHARED_MODULE)`` (the multi-agent one).
         name: the player's name in reports.
     """
 
@@ -264,8 +286,151 @@ class RLModulePlayer:
         """The module plays deterministically: nothing to reseed."""
 
     def act(self, view: SeatView) -> int:
-        observation = to_rllib_observation(view.observation())
-        batch = {Columns.OBS: {key: torch.from_numpy(value)[None] for key, value in observation.items()}}
+        observation = view.observation()
+        return int(self._choose(torch.from_numpy(observation["observation"])[None],
+                                torch.from_numpy(observation["action_mask"])[None])[0])
+
+    def act_batch(self, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """The batched form (the harness's batched engine, the vector env's opponents): one
+        forward pass for the (B, obs) observations and (B, actions) masks; deterministic, so
+        ``generator`` is not used."""
+        return self._choose(observation, mask)
+
+    def _choose(self, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        batch = {Columns.OBS: {OBSERVATIONS: observation.float(), ACTION_MASK: mask.float()}}
         with torch.no_grad():
             logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
-        return int(logits[0].argmax())
+        return logits.argmax(1)
+
+
+# ------------------------------------------------------------------ the batched single-agent door
+VECTOR_ENV_FIXED = ("autoreset_mode", "output")  # what PistiVectorRLlibEnv sets itself
+
+
+class PistiVectorRLlibEnv(gymnasium.vector.VectorObservationWrapper):
+    """The batched door's env, as RLlib builds it from ``env_config`` (RLlib takes a class or a
+    registered name, and adds ``num_envs``): ``gymnasium.make_vec("pisti/Pisti-v0", ...)`` with
+    next-step autoreset and numpy outputs, its observations under the keys RLlib's
+    action-masking module reads (:func:`to_rllib_observation`; arrays shared, not copied).
+
+    Args:
+        config: RLlib's ``env_config`` plus ``num_envs`` (default 1); every other key is the
+            vector env's (``opponent``, ``partner``, ``seat``, ``reward``, ``device`` and the
+            game settings; see :class:`pisti_env.vector.PistiVectorEnv`). ``autoreset_mode``
+            and ``output`` are set here and may not be given.
+
+    Raises:
+        TypeError: ``config`` is not a mapping.
+        ValueError: a key the vector env refuses (its error names it), or a fixed one.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        if config is None:
+            config = {}
+        if not isinstance(config, Mapping):
+            raise TypeError(f"config must be a mapping (RLlib's env_config) or None, got {type(config).__name__}")
+        fixed = sorted(set(config) & set(VECTOR_ENV_FIXED))
+        if fixed:
+            raise ValueError(f"{fixed} are set for RLlib (next-step autoreset, numpy outputs); leave them out")
+        options = dict(config)
+        num_envs = options.pop("num_envs", 1)
+        env = gymnasium.make_vec(
+            GYM_ENV_ID,
+            num_envs=num_envs,
+            vectorization_mode="vector_entry_point",
+            autoreset_mode=AutoresetMode.NEXT_STEP,
+            **options,
+        )
+        super().__init__(env)  # Gymnasium's check: the env resets at the next step
+        self.single_observation_space = rllib_observation_space(env.single_observation_space)
+        self.observation_space = rllib_observation_space(env.observation_space)
+
+    def observations(self, observations: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return to_rllib_observation(observations)
+
+
+def single_agent_ppo_config(
+    env_config: Mapping[str, Any] | None = None,
+    *,
+    hidden: Sequence[int] = (256, 256),
+    activation: str = "relu",
+    num_env_runners: int = 0,
+    num_envs_per_env_runner: int = 256,
+    seed: int | None = 0,
+) -> PPOConfig:
+    """A ``PPOConfig`` (new API stack, torch) whose env runners each step
+    ``num_envs_per_env_runner`` games of the vector env (:class:`PistiVectorRLlibEnv`) with one
+    action-masked module; set PPO's own hyperparameters with ``.training(…)``.
+
+    Args:
+        env_config: the vector env's opponent, learner seat, reward and game settings (see
+            :class:`PistiVectorRLlibEnv`); checked here by building the env once, so a bad key fails
+            in the caller rather than in a Ray worker.
+        hidden: sizes of the hidden layers of the policy and the value networks (two separate
+            MLPs, RLlib's default model with these widths).
+        activation: their activation (RLlib's names: ``"relu"``, ``"tanh"``, ...).
+        num_env_runners: remote env-runner actors (0: the driver samples itself; on a Ray
+            cluster, as many as it has CPUs to spare: each runner is one actor with one CPU).
+        num_envs_per_env_runner: games each runner steps together (one engine step and one
+            forward pass for all of them).
+        seed: seeds the env runners' games and the module's initialisation (``None``: not
+            seeded).
+    """
+    env_config = dict(env_config or {})
+    check_runners(num_env_runners, num_envs_per_env_runner)
+    PistiVectorRLlibEnv(env_config).close()  # a bad config fails here, not in a Ray worker
+    config = (
+        PPOConfig()
+        .framework("torch")
+        .environment(PistiVectorRLlibEnv, env_config=env_config)
+        .env_runners(
+            num_env_runners=num_env_runners,
+            num_envs_per_env_runner=num_envs_per_env_runner,
+            gym_env_vectorize_mode="vector_entry_point",
+        )
+        .rl_module(rl_module_spec=masked_module(hidden, activation))
+    )
+    if seed is not None:
+        config = config.debugging(seed=seed)
+    return config
+
+
+def masked_module(hidden: Sequence[int], activation: str = "relu") -> RLModuleSpec:
+    """RLlib's action-masking PPO module with separate policy and value MLPs of these widths."""
+    widths = list(hidden)
+    if not widths or any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in widths):
+        raise ValueError(f"hidden must be a non-empty sequence of positive ints, got {hidden!r}")
+    return RLModuleSpec(
+        module_class=ActionMaskingTorchRLModule,
+        model_config={"fcnet_hiddens": widths, "fcnet_activation": activation, "vf_share_layers": False},
+    )
+
+
+def train(
+    config: PPOConfig,
+    *,
+    steps: int | None = None,
+    minutes: float | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+) -> Algorithm:
+    """Build the algorithm from ``config`` and run training iterations until ``steps`` env
+    steps were sampled or ``minutes`` of wall-clock time passed (checked after each
+    iteration), whichever comes first; at least one of them must be given. ``on_result`` sees
+    every iteration's result dict. Returns the algorithm (``algo.stop()`` it when done)."""
+    if steps is None and minutes is None:
+        raise ValueError("give steps, minutes or both: training needs a budget")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise ValueError(f"steps must be a positive int, got {steps!r}")
+    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not minutes > 0):
+        raise ValueError(f"minutes must be a positive number, got {minutes!r}")
+    algo = config.build_algo()
+    start = time.perf_counter()
+    while True:
+        result = algo.train()
+        if on_result is not None:
+            on_result(result)
+        sampled = result["env_runners"]["num_env_steps_sampled_lifetime"]
+        if steps is not None and sampled >= steps:
+            return algo
+        if minutes is not None and time.perf_counter() - start >= 60 * minutes:
+            return algo

@@ -1,10 +1,11 @@
 """The hint of ``pisti-play``: what a policy would play here, with its probabilities.
 
 By default the policy is the shipped checkpoint trained for the game's settings
-(``checkpoints/pisti-2p``, ``pisti-4p`` or ``pisti-bluff``, :func:`shipped_policy`); any player
-spec works (``--hint-policy``). A trained policy gives its probabilities
-(``action_probabilities``); a scripted player just names its move. The policy is loaded on the
-first hint (a checkpoint needs torch), through the registry.
+(``pisti-2p``, ``pisti-4p`` or ``pisti-bluff``, installed with the package,
+:func:`shipped_policy`); any player spec works (``--hint-policy``). A trained policy gives its probabilities
+(``action_probabilities``); a scripted player just names its move. ``pisti-play`` loads the
+policy before the game (a checkpoint needs torch), through the registry; where no shipped
+policy fits the game, the hints come from ``expert`` and the person is told why.
 """
 
 from __future__ import annotations
@@ -14,26 +15,39 @@ from typing import Any
 
 from ..actions import BELIEVE, FACE_DOWN, action_to_text
 from ..agents import SeatView, make_player
+from ..agents.registry import SHIPPED_POLICIES, shipped_policy_path
 from ..cards import card_to_symbol
 from ..rules import Settings
 
-CHECKPOINTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "checkpoints")
-SHIPPED = ("pisti-2p", "pisti-4p", "pisti-bluff")
+SHIPPED = SHIPPED_POLICIES
+
+
+FALLBACK = "expert"  # the player used where no shipped policy fits the game (said so, never silently)
+
+
+def find_shipped_policy(settings: Settings) -> tuple[str, Any] | str:
+    """``(name, player)`` of the first shipped checkpoint trained for ``settings`` (the match
+    target aside; ``name`` is its registry spec, e.g. ``"pisti-2p"``), loaded through the
+    registry, which refuses one trained for another game; else a sentence saying why there is
+    none (not installed, torch missing, none trained for this game)."""
+    installed = [name for name in SHIPPED if os.path.isdir(shipped_policy_path(name))]
+    if not installed:
+        return "the shipped policies are not installed with this copy of the package"
+    for name in installed:
+        try:
+            return name, make_player(name, settings=settings)
+        except ImportError as err:  # a checkpoint needs torch
+            return f"the shipped policies need torch, which cannot be imported ({err})"
+        except ValueError:  # CheckpointError is a ValueError: a policy trained for another game
+            continue
+    return (f"no shipped policy was trained for this game ({', '.join(installed)} fit 2 players, 4 in "
+            "partnerships and the 2-player bluff variant)")
 
 
 def shipped_policy(settings: Settings) -> tuple[str, Any] | None:
-    """``(path, player)`` of the first shipped checkpoint trained for ``settings`` (the match
-    target aside), loaded through the registry, which refuses one trained for another game;
-    ``None`` when none fits or torch is missing."""
-    for name in SHIPPED:
-        path = os.path.join(CHECKPOINTS, name)
-        if not os.path.isdir(path):
-            continue
-        try:
-            return path, make_player(path, settings=settings)
-        except (ImportError, ValueError):  # CheckpointError is a ValueError: another game's policy
-            continue
-    return None
+    """:func:`find_shipped_policy`'s ``(name, player)``, or ``None`` where none fits."""
+    found = find_shipped_policy(settings)
+    return None if isinstance(found, str) else found
 
 
 def _label(action: int) -> str:
@@ -55,37 +69,40 @@ class Hinter:
 
     Args:
         settings: the game's settings.
-        spec: the policy: a player spec or checkpoint path; ``None``: :func:`shipped_policy`.
+        spec: the policy: a player spec or checkpoint path; ``None``: the shipped policy trained
+            for the game (:func:`find_shipped_policy`), else :data:`FALLBACK`, with a
+            :attr:`note` saying so and why.
     """
 
     def __init__(self, settings: Settings, spec: str | None = None) -> None:
         self.settings = settings
         self.spec = spec
+        self.note: str | None = None  # set by load() when the default policy is replaced
         self._player: Any = None
         self._name = ""
-        self._error: str | None = None
 
-    def _load(self) -> None:
-        if self._player is not None or self._error is not None:
+    def load(self) -> None:
+        """Build the policy now (``pisti-play`` does so before the game, so a bad
+        ``--hint-policy`` is refused up front). Raises the registry's ``ValueError``/``TypeError``,
+        or ``ImportError`` for a checkpoint without torch."""
+        if self._player is not None:
             return
         if self.spec is None:
-            found = shipped_policy(self.settings)
-            if found is None:
-                self._error = "no shipped policy was trained for these settings (give one with --hint-policy)"
-                return
-            self._name, self._player = os.path.relpath(found[0]), found[1]
+            found = find_shipped_policy(self.settings)
+            if isinstance(found, str):
+                self.note = f"hints come from {FALLBACK}: {found} (choose another with --hint-policy)"
+                found = FALLBACK, make_player(FALLBACK, seed=0, settings=self.settings)
+            self._name, self._player = found
             return
-        try:
-            self._player = make_player(self.spec, seed=0, settings=self.settings)
-            self._name = self.spec
-        except (ImportError, TypeError, ValueError) as err:
-            self._error = f"the hint policy {self.spec!r} cannot be used: {err}"
+        self._player = make_player(self.spec, seed=0, settings=self.settings)
+        self._name = self.spec
 
     def __call__(self, view: SeatView) -> str:
         """What the policy would play for ``view``'s seat (whose turn it must be)."""
-        self._load()
-        if self._error is not None:
-            return f"No hint: {self._error}."
+        try:
+            self.load()
+        except (ImportError, TypeError, ValueError) as err:
+            return f"No hint: the hint policy {self.spec!r} cannot be used: {err}."
         probabilities = getattr(self._player, "action_probabilities", None)
         if probabilities is None:
             return f"{self._name} would play {_label(self._player.act(view))}."

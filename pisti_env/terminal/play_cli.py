@@ -23,7 +23,10 @@ import time
 from typing import Sequence
 
 from ..agents import Player, checkpoint_location, make_player
-from ..flags import ArgumentParser, add_settings_arguments, fail, values_of
+from ..flags import (
+    ArgumentParser, add_settings_arguments, check_path, fail, non_negative_int, printable, seconds, values_of,
+    writable_file,
+)
 from ..replay import line_writer
 from ..rules import SETTING_NAMES, Settings, make_settings
 
@@ -36,18 +39,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--opponent", default=None,
                         help="the other side's players: a baseline (random, greedy, expert, pimc[:n=32], bluffer, "
                              "challenger) or a checkpoint path (default: the shipped policy trained for these "
-                             "settings, else expert)")
+                             "settings; where none fits, expert, and the game says so)")
     parser.add_argument("--partner", default=None,
                         help="your partner with 4 players in partnerships (R4); default: the same as --opponent")
-    parser.add_argument("--seat", type=int, default=0, help="your seat, 0 .. players-1 (default 0)")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="deals and players' seed (default: a fresh one, printed and recorded)")
-    parser.add_argument("--delay", type=float, default=DEFAULT_DELAY,
-                        help=f"seconds to wait after each move of another seat (default {DEFAULT_DELAY})")
+    parser.add_argument("--seat", type=non_negative_int, default=0, help="your seat, 0 .. players-1 (default 0)")
+    parser.add_argument("--seed", type=non_negative_int, default=None,
+                        help="deals and players' seed, >= 0 (default: a fresh one, printed and recorded)")
+    parser.add_argument("--delay", type=seconds, default=DEFAULT_DELAY,
+                        help=f"seconds to wait after each move of another seat, 0..3600 (default {DEFAULT_DELAY})")
     parser.add_argument("--no-color", action="store_true", help="no colours (also when NO_COLOR is set)")
     parser.add_argument("--hint-policy", default=None,
-                        help="the policy behind h (default: the shipped checkpoint trained for these settings)")
-    parser.add_argument("--replay-out", default=None,
+                        help="the policy behind h, built before the game (default: the shipped checkpoint trained "
+                             "for these settings; where none fits, expert, and the game says so)")
+    parser.add_argument("--replay-out", type=writable_file, default=None, metavar="FILE",
                         help="the replay file to write (default runs/play/pisti-play-<time>-seed<seed>.jsonl)")
     add_settings_arguments(parser)
     return parser
@@ -62,14 +66,20 @@ def _short(spec: str) -> str:
     return os.path.basename(os.path.normpath(path)) + (f":{options}" if options else "")
 
 
-def _opponents(settings: Settings, args: argparse.Namespace, seed: int) -> tuple[list[Player | None], list[str]]:
-    """A player per seat (``None`` for the person's) and the spec of each seat."""
-    opponent = args.opponent
+def _opponents(
+    settings: Settings, args: argparse.Namespace, seed: int
+) -> tuple[list[Player | None], list[str], str | None]:
+    """A player per seat (``None`` for the person's), the spec of each seat, and a note for
+    the person when the default opponent (the shipped policy) had to be replaced."""
+    opponent, note = args.opponent, None
     if opponent is None:
-        from .hint import shipped_policy
+        from .hint import FALLBACK, find_shipped_policy
 
-        found = shipped_policy(settings)
-        opponent = os.path.relpath(found[0]) if found is not None else "expert"
+        found = find_shipped_policy(settings)
+        if isinstance(found, str):
+            opponent, note = FALLBACK, f"playing against {FALLBACK}: {found} (choose another with --opponent)"
+        else:
+            opponent = found[0]
     partner = args.partner if args.partner is not None else opponent
     if args.partner is not None and not settings.partnerships:
         raise ValueError("--partner needs 4 players in partnerships (R4): --players 4")
@@ -80,10 +90,15 @@ def _opponents(settings: Settings, args: argparse.Namespace, seed: int) -> tuple
             players.append(None)
             specs.append("person")
             continue
-        spec = partner if settings.side_of(s) == settings.side_of(args.seat) else opponent
-        players.append(make_player(spec, seed=seed * 16 + s, settings=settings))
+        mate = settings.side_of(s) == settings.side_of(args.seat)
+        spec = partner if mate else opponent
+        try:
+            players.append(make_player(spec, seed=seed * 16 + s, settings=settings))
+        except (ImportError, TypeError, ValueError) as err:
+            flag = "--partner" if mate and args.partner is not None else "--opponent"
+            raise ValueError(f"argument {flag}: {err}") from None
         specs.append(spec)
-    return players, specs
+    return players, specs, note
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,32 +115,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = make_settings(**values_of(args, SETTING_NAMES))
         if not 0 <= args.seat < settings.num_players:
             raise ValueError(f"--seat must be 0..{settings.num_players - 1}, got {args.seat}")
-        if args.delay < 0:
-            raise ValueError(f"--delay must be >= 0 seconds, got {args.delay}")
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
-        players, specs = _opponents(settings, args, seed)
-    except (TypeError, ValueError) as err:
+        path = args.replay_out or os.path.join(
+            "runs", "play", f"pisti-play-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}.jsonl")
+        check_path(writable_file, path, "--replay-out")  # the default one too, before the game
+        players, specs, note = _opponents(settings, args, seed)
+        hint = Hinter(settings, args.hint_policy)
+        try:
+            hint.load()
+        except (ImportError, TypeError, ValueError) as err:
+            raise ValueError(f"argument --hint-policy: {err}") from None
+    except (TypeError, ValueError, ImportError) as err:
         return fail("pisti-play", err)
-    names = ["you" if s == args.seat else f"{_short(spec)} ({s})" for s, spec in enumerate(specs)]
-    path = args.replay_out or os.path.join("runs", "play", f"pisti-play-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}.jsonl")
-    if os.path.dirname(path):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+    names = ["you" if s == args.seat else f"{printable(_short(spec), 40)} ({s})" for s, spec in enumerate(specs)]
     from training.harness.report import versions
 
     meta = {"source": "pisti-play", "person_seat": args.seat, "names": names, "versions": versions()}
-    console.print(f"Pişti: you are seat {args.seat}; seed {seed}; replay: {path}", highlight=False)
-    with open(path, "w", encoding="utf-8") as stream:
-        session = PlaySession(settings, args.seat, players, names, console, lambda prompt: console.input(Text(prompt)),
-                              line_writer(stream),
-                              hint=Hinter(settings, args.hint_policy), delay=args.delay, seed=seed, specs=specs,
-                              meta=meta)
-        try:
-            session.run()
-        except KeyboardInterrupt:
-            session.recorder.finish()
-            console.print("\nInterrupted; the game is recorded as unfinished.")
-            return 130
-    console.print(f"Replay written to {path} (pisti-replay {path})", highlight=False)
+    console.print(f"Pişti: you are seat {args.seat}; seed {seed}; replay: {path}", highlight=False, markup=False)
+    for line in (note, hint.note):
+        if line is not None:
+            console.print(Text(printable(line[0].upper() + line[1:] + "."), style="yellow"))
+    try:
+        if os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as stream:
+            session = PlaySession(settings, args.seat, players, names, console,
+                                  lambda prompt: console.input(Text(prompt)), line_writer(stream),
+                                  hint=hint, delay=args.delay, seed=seed, specs=specs, meta=meta)
+            try:
+                session.run()
+            except KeyboardInterrupt:
+                session.recorder.finish()
+                console.print("\nInterrupted; the game is recorded as unfinished.", markup=False)
+                return 130
+    except OSError as err:  # the replay could not be written (disk full, removed folder)
+        return fail("pisti-play", f"cannot write the replay {path!r}: {err.strerror or err}")
+    console.print(f"Replay written to {path} (pisti-replay {path})", highlight=False, markup=False)
     return 0
 
 

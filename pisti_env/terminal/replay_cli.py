@@ -20,7 +20,7 @@ import time
 from typing import Sequence
 
 from ..agents import SeatView
-from ..flags import ArgumentParser, fail
+from ..flags import ArgumentParser, fail, non_negative_int, positive_int, printable, seconds, writable_file
 from ..replay import RecordedGame, ReplayError, iter_replay, read_replays
 
 
@@ -28,24 +28,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="pisti-replay", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", help="a replay file (JSON lines)")
-    parser.add_argument("--game", type=int, default=None, help="show only game K of the file (1-based)")
-    parser.add_argument("--seat", type=int, default=None, help="show only what this seat may know")
-    parser.add_argument("--pause", action="store_true", help="wait for Enter after each move (q then Enter stops)")
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait after each move (default 0)")
+    parser.add_argument("--game", type=positive_int, default=None, help="show only game K of the file (1-based)")
+    parser.add_argument("--seat", type=non_negative_int, default=None, help="show only what this seat may know")
+    parser.add_argument("--pause", action="store_true",
+                        help="wait for Enter after each move (q then Enter stops; the end of input stops too)")
+    parser.add_argument("--delay", type=seconds, default=0.0, help="seconds to wait after each move, 0..3600 (default 0)")
     parser.add_argument("--quiet", action="store_true", help="only check the games and print their results")
     parser.add_argument("--no-color", action="store_true", help="no colours (also when NO_COLOR is set)")
+    parser.add_argument("--html", type=writable_file, default=None, metavar="OUT.html",
+                        help="write the game(s) as one self-contained web page to step through (with --seat: "
+                             "only what that seat may know) instead of showing them")
     return parser
 
 
+NAME_LIMIT = 40  # characters of a name from the file shown on the screen
+
+
 def _names(recorded: RecordedGame) -> list[str]:
+    """A display name per seat: the file's ``meta.names`` or the players' specs, as plain text
+    (file content is data: escapes and control characters removed, long names cut)."""
     names = recorded.header["meta"].get("names")
-    if isinstance(names, list) and len(names) == len(recorded.players):
-        return [str(n) for n in names]
-    return [f"{spec} ({s})" for s, spec in enumerate(recorded.players)]
+    if not (isinstance(names, list) and len(names) == len(recorded.players)):
+        names = [f"{spec} ({s})" for s, spec in enumerate(recorded.players)]
+    return [printable(n, NAME_LIMIT) for n in names]
+
+
+def _wait_for_enter() -> bool:
+    """Wait for a line of input; ``True`` means stop (``q``, or the input ended)."""
+    try:
+        return input().strip().lower() == "q"
+    except EOFError:
+        return True
 
 
 def show_game(recorded: RecordedGame, number: int, console, args: argparse.Namespace) -> bool:
     """Replay one game on ``console``; returns ``False`` when the person stopped it."""
+    from rich.text import Text
+
     from ..render import render_text
     from .events import describe_move, hand_summary, result_line, snapshot
     from .screen import render_screen, side_names
@@ -53,7 +72,8 @@ def show_game(recorded: RecordedGame, number: int, console, args: argparse.Names
     names = _names(recorded)
     meta = recorded.header["meta"]
     seat = args.seat
-    console.print(f"── Game {number}: {' · '.join(names)} · {meta.get('source', 'unknown source')} ──", style="bold")
+    source = printable(meta.get("source", "unknown source"), NAME_LIMIT)
+    console.print(Text(f"── Game {number}: {' · '.join(names)} · {source} ──", style="bold"))
     before = None
     sides: list[str] = []
     for _, record, game in iter_replay(recorded):
@@ -80,7 +100,7 @@ def show_game(recorded: RecordedGame, number: int, console, args: argparse.Names
                 console.print(render_screen(watcher, names))
             if args.delay > 0:
                 time.sleep(args.delay)
-            if args.pause and input().strip().lower() == "q":
+            if args.pause and _wait_for_enter():
                 return False
         before = snapshot(watcher)
     return True
@@ -100,10 +120,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             n = games[i].settings.num_players
             if args.seat is not None and not 0 <= args.seat < n:
                 raise ValueError(f"--seat must be 0..{n - 1} for game {i + 1}, got {args.seat}")
-            if not show_game(games[i], i + 1, console, args):
+            if args.html is None and not show_game(games[i], i + 1, console, args):
                 break
+        if args.html is not None:
+            from ..drawing.replay_html import write_replay_html
+
+            frames = write_replay_html(args.html, [(games[i], _names(games[i])) for i in chosen], args.seat)
+            console.print(f"Wrote {args.html}: {len(chosen)} game(s), {frames} frames.", markup=False)
     except (OSError, ReplayError, ValueError) as err:
         return fail("pisti-replay", err)
+    except KeyboardInterrupt:
+        console.print("\nStopped.", markup=False)
+        return 130
     return 0
 
 

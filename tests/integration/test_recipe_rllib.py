@@ -25,6 +25,7 @@ from pisti_env.integrations.rllib import (  # noqa: E402
     ppo_config,
 )
 from pisti_env.rewards import side_difference, win_rewards  # noqa: E402
+from training.harness import ray_backend  # noqa: E402
 
 from helpers import cases, example_module  # noqa: E402
 
@@ -189,15 +190,11 @@ def test_illegal_action_ends_the_game_and_the_penalty_reaches_both_seats():
 # ---------------------------------------------------------------------------- PPO in RLlib
 @pytest.fixture(scope="module")
 def ray_session():
-    """A small private Ray instance on loopback, shut down however the tests end."""
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        object_store_memory=200 * 1024**2,
-        _node_ip_address="127.0.0.1",
-        log_to_driver=False,
-    )
+    """A small private Ray instance on loopback (``--ray local``'s), shut down however the
+    tests end."""
+    ray.shutdown()
     try:
+        ray_backend.start_local(ray, num_cpus=2, object_store_memory=200 * 1024**2, log_to_driver=False)
         yield
     finally:
         ray.shutdown()

@@ -1,58 +1,33 @@
-"""The Tianshou recipe (examples/tianshou_masked.py) on a tiny budget: self-play PPO runs to the
-end, every card the policy played was legal under the mask it was shown, Tianshou's
-``PettingZooEnv`` passed on every reward of ``pisti_v0`` (each seat's column adds up to its
-final score difference), and the rewards PPO learned from, after the recipe credits each seat
-its own (``credit_seats``), add up to every seat's final score difference too. Needs the
-``tianshou`` extra (``pip install -e ".[tianshou]"``); CI installs it."""
+"""The Tianshou recipe (examples/tianshou_masked.py) on a tiny budget: Tianshou's PPO trains on
+the batched door (``PistiTianshouVectorEnv``) to the end, every action in every rollout PPO
+learned from was legal under the mask stored with it, and each finished episode's rewards in
+those rollouts add up to the learner's final score difference read from the game (rewards
+earned on the opponent's moves reach the learner at its next decision, none is lost across a
+rollout boundary or a reset). Same seed, same weights. Needs the ``tianshou`` extra
+(``pip install -e ".[tianshou]"``); CI installs it."""
 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 pytest.importorskip("tianshou")
 
-import torch  # noqa: E402  (tianshou needs it)
-from tianshou.env import DummyVectorEnv, PettingZooEnv  # noqa: E402
+import torch  # noqa: E402
 
-from pisti_env import pisti_v0  # noqa: E402
 from pisti_env.rewards import side_difference  # noqa: E402
 
-from helpers import example_module  # noqa: E402
+from helpers import EXAMPLES, example_module  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def recipe():
     """examples/tianshou_masked.py, imported by its name from examples/."""
     return example_module("tianshou_masked")
-
-
-class Referee(PettingZooEnv):
-    """Tianshou's wrapper, watched: checks each action against the mask the policy was shown
-    (the last observation handed out), and per finished hand keeps the sum of the reward vectors
-    handed out and every seat's final score difference from the game itself."""
-
-    def __init__(self, env) -> None:
-        self.illegal, self.hands, self._mask, self._seen = 0, [], None, None
-        super().__init__(env)  # resets
-
-    def reset(self, *args, **kwargs):
-        obs, info = super().reset(*args, **kwargs)
-        self._mask, self._seen = np.array(obs["mask"], dtype=bool), np.zeros(len(self.agents))
-        return obs, info
-
-    def step(self, action):
-        self.illegal += not self._mask[int(action)]
-        obs, rewards, terminated, truncated, info = super().step(action)
-        self._seen += rewards
-        self._mask = np.array(obs["mask"], dtype=bool)
-        if terminated or truncated:
-            game = self.env.unwrapped.game
-            final = {a: side_difference(game.match_scores, game.settings.side_of(i)) for a, i in self.agent_idx.items()}
-            self.hands.append((dict(zip(self.agents, self._seen.tolist())), final))
-        return obs, rewards, terminated, truncated, info
 
 
 @pytest.fixture
@@ -64,27 +39,56 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-def test_tianshou_self_play_recipe_trains_legally_and_every_seat_learns_from_its_score_difference(recipe, one_thread):
-    referees = [Referee(pisti_v0.env(**recipe.SETTINGS)) for _ in range(3)]
-    envs = DummyVectorEnv([lambda r=r: r for r in referees])
-    record: list[tuple[int, str, float]] = []
+def watch(envs, algorithm):
+    """Records, per game, every finished episode's final score difference from the game's own
+    scores (the vector env's final infos), and every row PPO was given to learn from (the
+    collector's buffer at each update), in time order."""
+    finals: list[list[float]] = [[] for _ in range(len(envs))]
+    rows: list[list[dict]] = [[] for _ in range(len(envs))]
+    step, update = envs.vector.step, algorithm.update
+
+    def recording_step(actions):
+        out = step(actions)
+        final = out[4].get("final_info")
+        for game in np.flatnonzero(out[2] | out[3]):
+            finals[game].append(side_difference(final["match_scores"][game].tolist(), int(final["side"][game])))
+        return out
+
+    def recording_update(buffer, **kwargs):
+        for game, part in enumerate(buffer.buffers):
+            batch = part[np.arange(len(part))]
+            rows[game].append({"mask": batch.obs.mask.copy(), "act": batch.act.copy(),
+                               "rew": batch.rew.copy(), "terminated": batch.terminated.copy()})
+        return update(buffer=buffer, **kwargs)
+
+    envs.vector.step = recording_step
+    algorithm.update = recording_update
+    return finals, rows
+
+
+def test_tianshou_ppo_trains_on_the_batched_door_legally_and_learns_each_score_difference(recipe, one_thread):
+    envs = recipe.make_env(8)
     torch.manual_seed(3)
-    algorithm = recipe.build(referees[0], hidden=(64,), record=record)
-    stats = recipe.train(algorithm, envs, steps=1200, hands_per_update=9, epochs_per_update=1, minibatch=128, seed=3)
-    assert stats["steps"] >= 1200
+    algorithm = recipe.build(envs, hidden=(32,))
+    finals, rows = watch(envs, algorithm)
+    updates: list[dict[str, float]] = []
+    # 20 vector steps per rollout: hands (24 learner decisions) straddle the rollouts.
+    stats = recipe.train(algorithm, envs, total_steps=8 * 20 * 4, steps_per_env=20, epochs=1, minibatches=2,
+                         seed=3, on_update=updates.append)
+    assert stats["steps"] == 8 * 20 * 4 and stats["updates"] == 4 == len(updates)
+    assert stats["episodes"] == sum(len(f) for f in finals) >= 16
 
-    assert sum(r.illegal for r in referees) == 0
-    hands = [hand for r in referees for hand in r.hands]
-    assert len(hands) >= 25
-    for seen, final in hands:  # Tianshou's wrapper drops no reward of pisti_v0
-        assert seen == pytest.approx(final, abs=1e-9)
-
-    # What PPO learned from: per env, hand by hand, one (agent, return) per seat.
-    for env, referee in enumerate(referees):
-        learned = [(agent, total) for e, agent, total in record if e == env]
-        assert len(learned) == 2 * len(referee.hands)
-        for k, (_, final) in enumerate(referee.hands):
-            assert dict(learned[2 * k : 2 * k + 2]) == pytest.approx(final, abs=1e-9)
+    learned = 0
+    for game in range(8):
+        mask = np.concatenate([r["mask"] for r in rows[game]])
+        act = np.concatenate([r["act"] for r in rows[game]])
+        rew = np.concatenate([r["rew"] for r in rows[game]])
+        ends = np.flatnonzero(np.concatenate([r["terminated"] for r in rows[game]]))
+        assert len(act) == 80 and mask[np.arange(len(act)), act].all()  # every action legal under its mask
+        returns = [rew[a : b + 1].sum() for a, b in zip(np.r_[0, ends[:-1] + 1], ends)]
+        assert returns == pytest.approx(finals[game], abs=1e-9)  # every finished episode, its score difference
+        learned += len(ends)
+    assert learned == stats["episodes"]
 
     results = recipe.margins(algorithm, deals=4, seed=1)
     assert set(results) == {"random", "greedy"}
@@ -92,31 +96,24 @@ def test_tianshou_self_play_recipe_trains_legally_and_every_seat_learns_from_its
 
 
 def test_tianshou_recipe_same_seed_trains_the_same_weights(recipe, one_thread):
-    def run() -> tuple[list, list[torch.Tensor]]:
-        record: list[tuple[int, str, float]] = []
+    def run() -> tuple[dict[str, float], list[torch.Tensor]]:
+        envs = recipe.make_env(4)
         torch.manual_seed(5)
-        algorithm = recipe.build(recipe.make_env(), hidden=(32,), record=record)
-        envs = DummyVectorEnv([recipe.make_env for _ in range(2)])
-        recipe.train(algorithm, envs, steps=400, hands_per_update=4, epochs_per_update=1, minibatch=64, seed=5)
-        return record, [p.detach().clone() for p in algorithm.parameters()]
+        algorithm = recipe.build(envs, hidden=(16,))
+        stats = recipe.train(algorithm, envs, total_steps=4 * 8 * 3, steps_per_env=8, epochs=2, minibatches=2, seed=5)
+        return stats, [p.detach().clone() for p in algorithm.parameters()]
 
-    (record_a, weights_a), (record_b, weights_b) = run(), run()
-    assert record_a == record_b and len(record_a) >= 16
+    (stats_a, weights_a), (stats_b, weights_b) = run(), run()
+    assert stats_a["episodes"] == stats_b["episodes"] and stats_a["mean_return"] == stats_b["mean_return"]
     assert all(torch.equal(a, b) for a, b in zip(weights_a, weights_b))
 
 
-def test_credit_seats_refuses_a_rollout_cut_mid_hand(recipe):
-    """A seat's last decision in a cut hand has no known reward yet: a clear error, not a guess."""
-    from tianshou.algorithm.random import MARLRandomDiscreteMaskedOffPolicyAlgorithm
-    from tianshou.data import Collector, ReplayBuffer
-
-    env = recipe.make_env()
-    buffer = ReplayBuffer(200)
-    collector = Collector(MARLRandomDiscreteMaskedOffPolicyAlgorithm(env.action_space).policy, DummyVectorEnv([lambda: env]), buffer)
-    collector.reset()
-    collector.collect(n_step=recipe.HAND_ROWS + 5)  # one whole hand and the start of the next
-    batch, indices = buffer.sample(0)
-    with pytest.raises(ValueError, match="whole hands"):
-        recipe.credit_seats(batch, buffer, indices, env.agent_idx)
-    whole = recipe.credit_seats(batch[: recipe.HAND_ROWS], buffer, indices[: recipe.HAND_ROWS], env.agent_idx)
-    assert len(whole) == recipe.HAND_ROWS and whole.terminated.sum() == 2
+@pytest.mark.parametrize("flags, message", [
+    (["--envs", "0"], "--envs must be at least 1"),
+    (["--opponent", "pimc"], "pimc"),
+    (["--envs", "3", "--minibatches", "5"], "divide"),
+])
+def test_tianshou_recipe_cli_rejects_bad_flags_in_one_line(flags, message):
+    run = subprocess.run([sys.executable, str(EXAMPLES / "tianshou_masked.py"), *flags, "--deals", "0"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr

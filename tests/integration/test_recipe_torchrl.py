@@ -1,138 +1,110 @@
-"""The TorchRL recipe (examples/torchrl_masked.py) on a tiny budget: it runs to the end, every
-action the collector played was legal against the mask the policy was shown, and the rewards
-TorchRL saw add up, seat by seat, to the games' score differences (rewards on the other seats'
-plays and on the last play included). Needs the ``torchrl`` extra (``pip install -e
+"""The TorchRL recipe on the batched door (examples/torchrl_masked.py, ``PistiTorchRLEnv``) on a
+tiny budget: it runs to the end, every action the collector played was legal against the mask
+the policy was shown, and the rewards TorchRL saw add up, episode by episode, to the hands'
+score differences as the engine scored them. Needs the ``torchrl`` extra (``pip install -e
 ".[torchrl]"``); CI installs it."""
 
 from __future__ import annotations
 
 import math
-import warnings
 
 import pytest
 import torch
 
 pytest.importorskip("torchrl")
 
-from pettingzoo.utils.wrappers import BaseWrapper  # noqa: E402
-
 from pisti_env.rewards import side_difference  # noqa: E402
 
 from helpers import example_module  # noqa: E402
 
 
-class Referee(BaseWrapper):
-    """Between TorchRL and ``pisti_v0``: at each game's end, every seat's final score
-    difference (R30) from the game itself."""
+class Referee:
+    """Between the TorchRL env and its vector env: each finished episode's final score
+    difference of the learner's side (R30), per game, from the finished episode's infos."""
 
     def __init__(self, env) -> None:
-        super().__init__(env)
-        self.finals: list[list[float]] = []
+        vector = env.vector
+        self.finals: list[list[float]] = [[] for _ in range(vector.num_envs)]
+        step = vector.step
 
-    def step(self, action) -> None:
-        super().step(action)
-        if self.agents and all(self.terminations.values()):
-            game = self.unwrapped.game
-            side_of = game.settings.side_of
-            self.finals.append([side_difference(game.match_scores, side_of(s)) for s in range(len(self.agents))])
+        def refereed_step(actions):
+            result = step(actions)
+            infos = result[-1]
+            if "final_info" in infos:
+                final = infos["final_info"]
+                for game in infos["_final_info"].nonzero()[0]:
+                    scores = final["match_scores"][game].tolist()
+                    self.finals[game].append(side_difference(scores, int(final["side"][game])))
+            return result
 
-
-def refereeing(referees: list[Referee]):
-    """A ``wrap`` for the recipe's ``make_env``: each table gets a referee, kept in ``referees``."""
-
-    def wrap(aec):
-        referees.append(Referee(aec))
-        return referees[-1]
-
-    return wrap
+        vector.step = refereed_step
 
 
 class Ledger:
-    """What the collector saw, batch after batch, table by table: illegal actions of the seat to
-    move (against the ``action_mask`` it was shown) and each finished episode's reward sum per
-    seat."""
+    """What the collector saw, batch after batch: illegal actions (against the ``action_mask``
+    the policy was shown) and each finished episode's reward sum, per game."""
 
-    def __init__(self, group: str, tables: int, seats: int) -> None:
-        self.group, self.illegal, self.moves = group, 0, 0
-        self.episodes: list[list[list[float]]] = [[] for _ in range(tables)]
-        self._running = torch.zeros(tables, seats, dtype=torch.float64)
+    def __init__(self, games: int) -> None:
+        self.illegal, self.moves = 0, 0
+        self.episodes: list[list[float]] = [[] for _ in range(games)]
+        self._running = torch.zeros(games, dtype=torch.float64)
 
-    def __call__(self, batch) -> None:
-        batch = batch.reshape(-1, batch.shape[-1])  # (tables, plays)
-        group = batch[self.group]
-        moved = group["mask"]  # (tables, plays, seats): True for the seat that played
-        assert bool((moved.sum(-1) == 1).all()), "exactly one seat moves per step (turn-based)"
-        action, shown = group["action"], group["action_mask"]
-        legal = shown.gather(-1, action.unsqueeze(-1)).squeeze(-1)
-        self.illegal += int((moved & ~legal).sum())
-        self.moves += int(moved.sum())
-        rewards = batch["next", self.group, "reward"].squeeze(-1).double()
+    def __call__(self, batch) -> None:  # (games, steps)
+        legal = batch["action_mask"].gather(-1, batch["action"].unsqueeze(-1)).squeeze(-1)
+        self.illegal += int((~legal).sum())
+        self.moves += legal.numel()
+        rewards = batch["next", "reward"].squeeze(-1).double()
         done = batch["next", "done"].squeeze(-1)
-        for table, episodes in enumerate(self.episodes):
-            for t in range(batch.shape[1]):
-                self._running[table] += rewards[table, t]
-                if done[table, t]:
-                    episodes.append(self._running[table].tolist())
-                    self._running[table].zero_()
-
-
-def assert_same(ledger: Ledger, referees: list[Referee]) -> None:
-    referees = [r for r in referees if r.finals]  # SerialEnv also builds a table only to read its specs
-    assert len(ledger.episodes) == len(referees)
-    for episodes, referee in zip(ledger.episodes, referees):
-        assert len(episodes) == len(referee.finals) and episodes
-        for seen, final in zip(episodes, referee.finals):
-            assert seen == pytest.approx(final, abs=1e-4)  # float32 rewards
+        for t in range(batch.shape[1]):
+            self._running += rewards[:, t]
+            for game in done[:, t].nonzero().squeeze(1).tolist():
+                self.episodes[game].append(float(self._running[game]))
+            self._running[done[:, t]] = 0.0
 
 
 def test_torchrl_recipe_trains_legally_and_its_rewards_add_up_to_the_score_differences():
     torch.set_num_threads(1)
     recipe = example_module("torchrl_masked")
-    referees: list[Referee] = []
-    env = recipe.make_env(2, seed=3, wrap=refereeing(referees), illegal_action="raise")  # two tables (SerialEnv)
-    ledger = Ledger(recipe.GROUP, 2, 2)
-    actor = recipe.train(
-        env, frames=960, seed=3, on_batch=ledger, frames_per_batch=480, minibatch_size=240, epochs=1, hidden=32
-    )
-    assert ledger.illegal == 0 and ledger.moves == 960
-    assert sum(map(len, ledger.episodes)) >= 15  # 48 plays a hand
-    assert_same(ledger, referees)
+    env = recipe.make_env(16, seed=3)
+    referee, ledger = Referee(env), Ledger(16)
+    actor, figures = recipe.train(env, frames=16 * 32 * 3, seed=3, on_batch=ledger, num_minibatches=4, hidden=32)
+    assert figures["frames"] == 16 * 32 * 3 and ledger.moves == figures["frames"] and ledger.illegal == 0
+    assert sum(map(len, ledger.episodes)) >= 3 * 16  # 24 learner decisions a hand
+    assert ledger.episodes == [pytest.approx(final, abs=1e-4) for final in referee.finals]  # float32 rewards
     results = recipe.margins(actor, deals=4, seed=1)
     assert set(results) == {"random", "greedy"}
     assert all(math.isfinite(r["mean"]) for r in results.values())
 
 
-@pytest.mark.parametrize(
-    "settings, steps",
-    [
-        (dict(num_players=3), 400),
-        (dict(num_players=4, partnerships=True), 400),
-        (dict(bluff=True), 400),  # R29: answers are turns of their own
-        (dict(target=151), 1200),  # a match: several hands, rewards on the way
-    ],
-    ids=["3p", "4p-partners", "bluff", "match"],
-)
-def test_torchrl_wrapper_credits_every_seat_its_rewards_R30(settings, steps):
-    """Random legal play (TorchRL's masked ``rand_action``) through the recipe's env: the
-    rewards TorchRL records add up per seat to each game's score differences."""
+def test_torchrl_recipe_is_reproducible_with_its_seed():
+    torch.set_num_threads(1)
     recipe = example_module("torchrl_masked")
-    referees: list[Referee] = []
-    env = recipe.make_env(seed=5, wrap=refereeing(referees), illegal_action="raise", **settings)
-    ledger = Ledger(recipe.GROUP, 1, settings.get("num_players", 2))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        data = env.rollout(steps, break_when_any_done=False)
-    ledger(data)
-    assert ledger.illegal == 0
-    assert_same(ledger, referees)
+
+    def run(seed):
+        actor, _ = recipe.train(recipe.make_env(8, seed=seed), frames=8 * 32 * 2, seed=seed, num_minibatches=2, hidden=16)
+        return torch.cat([p.detach().flatten() for p in actor.parameters()])
+
+    first = run(5)
+    assert torch.equal(first, run(5))
+    assert not torch.equal(first, run(6))
 
 
-def test_train_refuses_unknown_settings():
+def test_train_refuses_bad_settings():
     recipe = example_module("torchrl_masked")
+    env = recipe.make_env(4, seed=0)
     with pytest.raises(TypeError, match="unknown PPO setting"):
-        recipe.train(recipe.make_env(seed=0), frames=48, learning_rat=1e-3)
-    with pytest.raises(ValueError, match="num_envs"):
-        recipe.make_env(0)
+        recipe.train(env, frames=128, learning_rat=1e-3)
+    with pytest.raises(ValueError, match="num_minibatches"):
+        recipe.train(env, frames=128, num_steps=3, num_minibatches=5)
+
+
+def test_recipe_cli_refuses_bad_flags_with_a_one_line_error(capsys):
+    recipe = example_module("torchrl_masked")
+    for argv in (["--num-envs", "0"], ["--minutes", "-1"], ["--opponent", "pimc"]):
+        with pytest.raises(SystemExit) as error:
+            recipe.main(argv)
+        assert error.value.code == 2
+        assert "Traceback" not in capsys.readouterr().err
 
 
 def test_harness_player_plays_the_actors_masked_mode():
@@ -146,20 +118,20 @@ def test_harness_player_plays_the_actors_masked_mode():
 
     recipe = example_module("torchrl_masked")
     torch.manual_seed(0)
-    actor, _ = recipe.make_modules(recipe.make_env(seed=0), hidden=32)
+    actor, _ = recipe.make_modules(recipe.make_env(2, seed=0), hidden=32)
     player = recipe.TorchRLPlayer(actor)
     game = Game(make_settings(num_players=2, target=None), seed=4)
     while not game.done:
         observation = SeatView(game, game.turn).observation()
         action = player.act(SeatView(game, game.turn))
-        group = TensorDict(
+        data = TensorDict(
             {
-                "observation": {"observation": torch.as_tensor(observation["observation"])[None]},
+                "observation": torch.as_tensor(observation["observation"])[None],
                 "action_mask": torch.as_tensor(observation["action_mask"] == 1)[None],
             },
             batch_size=[1],
         )
         with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
-            expected = int(actor(TensorDict({recipe.GROUP: group}))[recipe.GROUP, "action"][0])
+            expected = int(actor(data)["action"][0])
         assert action == expected and observation["action_mask"][action] == 1
         game.step(action)

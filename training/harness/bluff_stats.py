@@ -23,7 +23,6 @@ The referee reads the real face-down card from the engine; the players never do.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -33,9 +32,11 @@ from pisti_env.agents import Player, SeatView, make_player
 from pisti_env.arguments import check_int
 from pisti_env.cards import RANK
 from pisti_env.game import Game
-from pisti_env.rules import Settings, make_settings
+from pisti_env.rules import SETTING_NAMES, Settings, make_settings
 
 from pisti_env.flags import ArgumentParser, add_settings_arguments, fail, non_negative_int, positive_int, values_of, writable_file
+
+from .report import write_json
 
 # Fixed by what is measured: two players, single hands, the bluff variant; every other setting is a flag.
 FIXED = ("num_players", "partnerships", "target", "decks", "bluff")
@@ -171,16 +172,24 @@ def bluff_statistics(
     return report
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> ArgumentParser:
+    """The command line of ``pisti-bluff-stats``."""
     p = ArgumentParser(prog="pisti-bluff-stats", description=__doc__.splitlines()[0])
     p.add_argument("players", nargs=2, help="two player specs (baseline names or checkpoint paths)")
-    p.add_argument("--deals", type=positive_int, default=1000)
-    p.add_argument("--seed", type=non_negative_int, default=0)
-    p.add_argument("--out", type=writable_file, help="write the figures as JSON to this file")
+    p.add_argument("--deals", type=positive_int, default=1000, help="deals, each played twice (default 1000)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="master seed, >= 0 (default 0)")
+    p.add_argument("--report-out", type=writable_file, default=None, metavar="FILE",
+                   help="also write the figures as JSON to this file (NaN rates as null)")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="count the deals as Ray tasks: on a new local instance (no ADDRESS), 'auto' or HOST:PORT "
                         "(needs the ray extra); the figures are the same")
-    variants = add_settings_arguments(p, exclude=FIXED)
+    add_settings_arguments(p, exclude=FIXED)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = build_parser()
+    variants = [name for name in SETTING_NAMES if name not in FIXED]
     args = p.parse_args(argv)
     try:
         report = bluff_statistics(args.players, args.deals, args.seed, ray=args.ray, **values_of(args, variants))
@@ -196,9 +205,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {'as claimant, by hand size':<28} " + " ".join(f"{k:>{w}}" for k, w in zip(BY_HAND_SIZE, widths)))
             for size, row in figures["by_hand_size"].items():
                 print(f"  {'holding ' + size:<28} " + " ".join(f"{row[k]:>{w}}" for k, w in zip(BY_HAND_SIZE, widths)))
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump({"players": list(args.players), "deals": args.deals, "seed": args.seed, "figures": report}, f, indent=2)
+    if args.report_out:
+        try:
+            write_json({"players": list(args.players), "deals": args.deals, "seed": args.seed, "figures": report},
+                       args.report_out)
+        except OSError as err:  # a full disk, or the folder removed during the deals
+            return fail("pisti-bluff-stats", f"cannot write {args.report_out!r}: {err.strerror or err}")
     return 0
 
 

@@ -3,7 +3,7 @@
 Examples::
 
     pisti-eval expert greedy --deals 10000 --seed 0 --out runs/eval_expert_greedy
-    pisti-eval random greedy expert --ladder --deals 2000
+    pisti-eval random greedy expert --deals 2000          # a round-robin ladder of three
     pisti-eval expert greedy --players 4 --matches 200 --target 151 --workers 2
 
 Players are baseline names (``random``, ``greedy``, ``expert``, ``pimc``, ``bluffer``, ``challenger``, ``ismcts``, with options as
@@ -48,13 +48,15 @@ from pisti_env.agents import Player, make_player
 
 from pisti_env.arguments import check_int
 from pisti_env.flags import (
-    ArgumentParser, add_settings_arguments, check_path, fail, non_negative_int, positive_int, values_of, writable_dir,
+    ArgumentParser, add_settings_arguments, check_path, fail, non_negative_int, positive_int, torch_device, values_of,
+    writable_dir,
 )
 from pisti_env.replay import write_records
 from .analysis import ladder_ratings, summarize_table, win_matrices
 from .batched_play import ENGINES, play_batched, why_not_batched, worth_batching
 from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, pop_replays, run_games
 from .report import format_report, versions, write_json
+from .margins import BASELINES, baseline_margins  # noqa: E402,F401  (the recipes' figure, importable from here)
 
 RATING_METHOD_2 = "Bradley–Terry on hand outcomes (draw = half a win), Elo scale"
 RATING_METHOD_N = "Bradley–Terry on the pairwise outcomes within each hand (draw = half a win), Elo scale"
@@ -273,63 +275,6 @@ def _play_batched(
         torch.set_num_threads(before)
 
 
-BASELINES = ("random", "greedy")
-
-
-def baseline_margins(
-    player: Player | str,
-    *,
-    baselines: Sequence[str] = BASELINES,
-    deals: int = 2000,
-    seed: int = 0,
-    label: str = "trained",
-    ray: str | None = None,
-    engine: str = "auto",
-    **settings: Any,
-) -> dict[str, dict[str, float]]:
-    """A trained player's margin over each baseline: its mean score difference per hand, with
-    the 95% interval, on ``deals`` duplicate single-hand deals (each deal played from every
-    seating), one :func:`evaluate` table per baseline. The player holds one seat, or one side
-    with two sides (2 players, or 4 in partnerships, R4); the baseline holds every other.
-
-    This is the figure every recipe in ``examples/`` reports, and ``pisti-exploit``'s edge.
-    ``player`` is a player spec (``"ismcts:n=100"``, a checkpoint path) or an object (a
-    library's model wrapped as a :class:`~pisti_env.agents.Player`), which sits at the table
-    under ``label``; neither may be a baseline's spec. ``settings`` are the game's
-    (``num_players``, ``partnerships``, variants; single hands, so ``target`` may only be
-    ``None``). Returns ``{baseline: score_diff}`` with the keys of the report's ``score_diff``
-    (``mean``, ``half_width``, …), from ``player``'s side. ``ray``: play on Ray at this
-    address (see :func:`evaluate`); a player object then travels by Ray's own serialisation.
-    ``engine``: see :func:`evaluate` (a player object with ``act_batch`` plays on the batched
-    engine by default).
-    """
-    if isinstance(player, str):
-        label = player
-    elif not isinstance(player, Player):
-        raise TypeError(f"player must be a player spec or a Player (reset/act), got {type(player).__name__}")
-    if label in baselines:
-        raise ValueError(f"{label!r} is also a baseline's spec: pick another label")
-    if settings.pop("target", None) is not None:
-        raise ValueError("baseline_margins plays single hands: target must be None (or left out)")
-    hand_settings = make_settings(target=None, **settings)
-    others = 1 if hand_settings.num_sides == 2 else hand_settings.num_players - 1
-
-    def loader(spec: str) -> Player:
-        if spec == label and not isinstance(player, str):
-            return player
-        return make_player(spec, settings=hand_settings)
-
-    margins = {}
-    for baseline in baselines:
-        report = evaluate([label] + [baseline] * others, deals=deals, matches=0, seed=seed, bootstrap=0,
-                          loader=loader, ray=ray, engine=engine, **settings)
-        pair = next((p for p in report["tables"][0]["pairs"] if (p["a"], p["b"]) == (label, baseline)), None)
-        if pair is None:
-            raise RuntimeError(f"no {label!r} vs {baseline!r} pair in the report")
-        margins[baseline] = pair["score_diff"]
-    return margins
-
-
 def write_outputs(report: dict[str, Any], out_dir: str) -> list[str]:
     """Write ``report.json``, ``ladder.png`` and ``heatmap.png`` into ``out_dir``; returns the paths."""
     from .plots import plot_heatmap, plot_ladder
@@ -354,8 +299,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pisti-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("players", nargs="+", help="baseline names (random, greedy, expert, pimc[:n=32], bluffer[:claim=1,answer=believe], challenger, ismcts[:n=100] with the openspiel extra) or checkpoint paths")
-    parser.add_argument("--ladder", action="store_true",
-                        help="round-robin ladder (implied when more players are given than a table holds)")
     parser.add_argument("--deals", type=non_negative_int, default=2000, help="duplicate deals per table (default 2000)")
     parser.add_argument("--matches", type=non_negative_int, default=100, help="duplicate matches per table (default 100; 0: none)")
     parser.add_argument("--target", type=positive_int, default=151, help="match target (R24, default 151)")
@@ -373,10 +316,15 @@ def build_parser() -> argparse.ArgumentParser:
                              "engine), python "
                              "(always, to cross-check) or batched (refuse a table that cannot); matches always "
                              "play on the Python engine")
+    parser.add_argument("--device", type=torch_device, default=None,
+                        help="the torch device of the batched engine's deals and of the checkpoints playing them "
+                             "(cpu, cuda, cuda:1; default cpu)")
     parser.add_argument("--bootstrap", type=non_negative_int, default=200, help="bootstrap resamples for the rating intervals")
     parser.add_argument("--seatings", choices=SEATING_MODES, default="auto",
                         help="seat rotations, or every order of the players (auto: rotations with two sides)")
-    parser.add_argument("--out", type=writable_dir, default=None, help="output folder (default runs/eval_<players>)")
+    parser.add_argument("--out", type=writable_dir, default=None, metavar="DIR",
+                        help="output directory, created if missing: report.json, ladder.png, heatmap.png, "
+                             "games.jsonl (default runs/eval_<players>)")
     parser.add_argument("--no-plots", action="store_true", help="write report.json only")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--save-games", type=non_negative_int, default=0, metavar="N",
@@ -409,19 +357,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             replay_path=os.path.join(out, "games.jsonl"),
             ray=args.ray,
             engine=args.engine,
+            device=args.device or "cpu",
             **settings,
         )
     except (ValueError, TypeError, RuntimeError, OSError) as err:
         return fail("pisti-eval", err)
-    report["settings"]["ladder_flag"] = args.ladder
     print(format_report(report))
-    if args.no_plots:
-        os.makedirs(out, exist_ok=True)
-        path = os.path.join(out, "report.json")
-        write_json(report, path)
-        paths = [path]
-    else:
-        paths = write_outputs(report, out)
+    try:
+        if args.no_plots:
+            os.makedirs(out, exist_ok=True)
+            path = os.path.join(out, "report.json")
+            write_json(report, path)
+            paths = [path]
+        else:
+            paths = write_outputs(report, out)
+    except OSError as err:  # a full disk, or the folder removed during the games
+        return fail("pisti-eval", f"cannot write the report into {out!r}: {err.strerror or err}")
     print("wrote " + ", ".join(paths))
     return 0
 

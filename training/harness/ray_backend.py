@@ -30,6 +30,8 @@ from typing import Any, Callable, Sequence
 
 EXTRA = 'pip install -e ".[ray]"'
 LOCAL = "local"  # --ray without an address: start a Ray instance on this machine
+LOOPBACK = "127.0.0.1"  # all that a local instance listens on (see start_local)
+USAGE_STATS = "RAY_USAGE_STATS_ENABLED"  # Ray's switch for reporting usage to the Ray project
 MAX_RETRIES = 3  # runs of a task after its worker died
 
 # Per worker process: the last run's built state (keyed by the run's token) and unpacked paths.
@@ -47,16 +49,55 @@ def import_ray() -> Any:
 
 
 def connect(address: str) -> Any:
-    """Join Ray at ``address`` (``"local"``: a new instance on this machine; ``"auto"``: the
+    """Join Ray at ``address`` (``"local"``: a new instance on this machine, on the loopback
+    address only and without a dashboard (:func:`start_local`); ``"auto"``: the
     cluster this machine belongs to; ``"HOST:PORT"`` or ``"ray://HOST:PORT"``), unless this
     process is already connected. Returns the ``ray`` module."""
     if not isinstance(address, str) or not address.strip():
         raise ValueError(f"a Ray address must be 'local', 'auto' or HOST:PORT, got {address!r}")
     ray = import_ray()
-    if not ray.is_initialized():
-        ray.init(address=None if address == LOCAL else address, include_dashboard=False,
-                 logging_level="WARNING", log_to_driver=False)
+    if ray.is_initialized():
+        return ray
+    quiet = dict(include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    if address == LOCAL:
+        start_local(ray, **quiet)
+    else:
+        ray.init(address=address, **quiet)
     return ray
+
+
+def start_local(ray: Any, **kwargs: Any) -> Any:
+    """Start a Ray instance on this machine that listens on the loopback address only: its GCS,
+    raylet, object manager, workers and runtime-env agent bind to 127.0.0.1, and the dashboard's
+    web UI is not started (``include_dashboard=False``: Ray's API-server process still runs,
+    with its frontend off). ``kwargs`` go to ``ray.init``; returns its context.
+
+    Why the switch below: Ray binds its servers to 127.0.0.1 only when the node's address is
+    127.0.0.1, but on Linux ``ray.init(_node_ip_address="127.0.0.1")`` replaces a loopback
+    address with the machine's reachable one (it assumes the node may join a cluster), so
+    everything would listen on every interface. Ray keeps a node on loopback where clusters are
+    off (its ``ENABLE_RAY_CLUSTER`` constant, false on macOS and Windows); it is switched off
+    for the start only, and a single-node instance needs nothing more from it.
+
+    Ray's usage statistics (sent to the Ray project by the head's API server unless
+    ``RAY_USAGE_STATS_ENABLED=0``) are off for this instance unless that variable is set."""
+    from ray._private import ray_constants  # Ray's own switch; checked at call time
+
+    kwargs = {"include_dashboard": False, **kwargs, "_node_ip_address": LOOPBACK}
+    usage = os.environ.get(USAGE_STATS)
+    if usage is None:
+        os.environ[USAGE_STATS] = "0"  # read by the processes started now
+    switch = hasattr(ray_constants, "ENABLE_RAY_CLUSTER")  # a Ray without it binds as it does
+    saved = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    try:
+        if switch:
+            ray_constants.ENABLE_RAY_CLUSTER = False
+        return ray.init(**kwargs)
+    finally:
+        if switch:
+            ray_constants.ENABLE_RAY_CLUSTER = saved
+        if usage is None:
+            del os.environ[USAGE_STATS]
 
 
 def cluster_cpus(ray: Any) -> int:

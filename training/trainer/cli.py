@@ -1,4 +1,4 @@
-"""``pisti-train``: train a Pişti policy by self-play PPO (:func:`training.trainer.train.run`).
+"""``pisti-train``: train a Pişti policy by self-play PPO (:func:`training.trainer.runner.run`).
 
 Every field of :class:`~training.trainer.config.TrainConfig` is a flag, generated from the
 dataclass with its docstring as help (:mod:`pisti_env.flags`), and every game setting of
@@ -12,6 +12,7 @@ Examples::
     pisti-train --resume                          # continue runs/pisti from its newest checkpoint
     pisti-train --resume --steps 1e8              # ... and extend it to 100M steps
     pisti-train --nproc 2 --threads 1             # 2 processes (torchrun, DDP-style all-reduce)
+    pisti-train --quiet --seed 3 --out runs/s3    # no progress output
     torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint HOST:29400 -m training.trainer ...
 """
 
@@ -19,43 +20,29 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from pisti_env.flags import (
-    ArgumentParser, add_dataclass_arguments, add_settings_arguments, bounded, check_player_specs, checkpoint_dir, fail,
-    non_negative_float, non_negative_int, positive_float, positive_int, probability, values_of, writable_dir,
+    ArgumentParser, add_dataclass_arguments, add_settings_arguments, check_player_specs, checkpoint_dir, fail,
+    non_negative_float, non_negative_int, positive_float, positive_int, torch_device, values_of, writable_dir,
 )
 from pisti_env.rules import Settings, make_settings
 
-from .config import MAX_CAPTURE_VALUE, RESUMABLE, TrainConfig
+from .config import FLAG_NAMES, RESUMABLE, TrainConfig, flag
 
-# The short flags the README and scripts use, besides the generated ``--field-name`` ones.
-ALIASES = {
-    "total_steps": ("--steps",),
-    "num_envs": ("--envs",),
-    "rollout_steps": ("--rollout",),
-    "torch_threads": ("--threads",),
-    "out_dir": ("--out",),
-}
+ALIASES = FLAG_NAMES  # pisti-exploit spells its fields of the same meaning the same way
 
 
-def torch_device(text: str) -> str:
-    """An argparse ``type=``: a torch device string (``cpu``, ``cuda``, ``cuda:1``) this machine has."""
-    import torch  # the trainer needs it anyway; not for --help
+# pisti-train's flags only parse (text -> int, float, ...): the values are checked by
+# TrainConfig itself, so a bad value gives the same error from Python and from the command
+# line. The exceptions check what only exists outside the config: the paths and the device.
+# --seed uses the project-wide checker of every command's seed.
+PARSERS = {"seed": non_negative_int, "init_from": checkpoint_dir, "out_dir": writable_dir, "device": torch_device}
 
-    try:
-        device = torch.device(text)
-    except (RuntimeError, ValueError):
-        raise argparse.ArgumentTypeError(f"not a torch device: {text!r} (e.g. cpu, cuda, cuda:1)") from None
-    if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
-        raise argparse.ArgumentTypeError(f"{text!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
-    return text
-
-
-# What each value flag accepts, checked as it is parsed (a bad value: one line, exit status 2,
-# before anything is built). ``pisti-exploit`` takes the entries of its own fields from here.
+# The checking parsers of pisti-exploit's fields of the same names (its own flags).
 CONVERTERS = {
     "seed": non_negative_int,
     "total_steps": positive_int,
@@ -63,43 +50,13 @@ CONVERTERS = {
     "rollout_steps": positive_int,
     "torch_threads": non_negative_int,
     "hidden_sizes": positive_int,
-    "value_hidden_sizes": positive_int,
-    "answer_hidden_sizes": positive_int,
-    "claim_hidden_sizes": positive_int,
-    "average_heads_every": non_negative_int,
-    "average_heads_size": bounded(int, 2, 4096, name="count"),
-    "claim_capture_value": bounded(float, 0, MAX_CAPTURE_VALUE, name="points"),
-    "claim_capture_value_last_deal": bounded(float, 0, MAX_CAPTURE_VALUE, name="points"),
     "init_from": checkpoint_dir,
     "learning_rate": positive_float,
-    "adam_eps": positive_float,
-    "gamma": probability,
-    "gae_lambda": probability,
-    "reward_scale": positive_float,
-    "num_minibatches": positive_int,
-    "update_epochs": positive_int,
-    "clip_coef": positive_float,
     "ent_coef": non_negative_float,
-    "answer_ent_coef": non_negative_float,
-    "vf_coef": non_negative_float,
-    "max_grad_norm": positive_float,
-    "target_kl": positive_float,
-    "magnet_coef": non_negative_float,
-    "magnet_every": non_negative_int,
-    "self_play_share": probability,
-    "snapshot_every": non_negative_int,
-    "pool_size": positive_int,
-    "pool_temperature": positive_float,
-    "pool_uniform_share": probability,
-    "pool_margin_decay": bounded(float, 0, 1, low_open=True, name="share"),
-    "eval_every": non_negative_int,
-    "eval_deals": positive_int,
-    "checkpoint_every": non_negative_int,
     "out_dir": writable_dir,
     "device": torch_device,
 }
 CHOICES = {"precision": ("auto", "bf16", "fp32")}
-
 
 
 def _choice(name: str) -> object:
@@ -115,7 +72,8 @@ def _choice(name: str) -> object:
 
 
 def converters(names: Sequence[str]) -> dict[str, object]:
-    """The checking parsers of the fields ``names`` that have one (:data:`CONVERTERS`, :data:`CHOICES`)."""
+    """The checking parsers of the fields ``names`` that have one (:data:`CONVERTERS`, :data:`CHOICES`),
+    for pisti-exploit's command line."""
     table = {**CONVERTERS, **{name: _choice(name) for name in CHOICES}}
     return {name: table[name] for name in names if name in table}
 
@@ -127,18 +85,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--resume", action="store_true",
         help="continue the run in OUT from its newest complete checkpoint (OUT/checkpoint), with the run's own "
-             "config and game; only " + ", ".join(ALIASES.get(k, ("--" + k.replace("_", "-"),))[0] for k in RESUMABLE)
+             "config and game; only " + ", ".join(flag(k) for k in RESUMABLE)
              + " may change "
              "(--steps extends the run to that many steps); any other flag given must match the checkpoint, else "
              "an error naming it. No complete checkpoint in OUT is an error. Without --resume, an OUT that already "
              "holds a run is an error (never overwritten)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true", help="no progress output (bar and summary lines)")
     parser.add_argument("--nproc", type=positive_int, default=None,
                         help="train with this many processes on this machine (launches torchrun; --envs is the "
                              "global number of games, split among them); see training.trainer.distributed")
     add_settings_arguments(parser)
-    add_dataclass_arguments(parser, TrainConfig, exclude=("settings",), aliases=ALIASES,
-                            converters=converters([f.name for f in dataclasses.fields(TrainConfig)]))
+    add_dataclass_arguments(parser, TrainConfig, exclude=("settings",), names=FLAG_NAMES, converters=PARSERS)
     parser.set_defaults(total_steps=None)  # None: not given (the config's default, or with --resume the run's own)
     return parser
 
@@ -173,6 +130,12 @@ def check_config(config: TrainConfig) -> None:
         check_player_specs(config.eval_baselines, make_settings(**{**config.settings.to_dict(), "target": None}))
 
 
+def in_flags(error: BaseException) -> str:
+    """``error``'s message with the config's field names (``TrainConfig.num_envs``) spelled as
+    this command's flags (``--envs``): the same check, the same words, the command's names."""
+    return re.sub(r"\bTrainConfig\.(\w+)", lambda m: flag(m.group(1)), str(error))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -180,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.nproc is not None:
         return _launch(args.nproc, argv)
     from . import distributed
-    from .train import run  # torch: not needed for --help
+    from .runner import run  # torch: not needed for --help
 
     shard = None
     try:
@@ -190,13 +153,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if distributed.launched():  # a rank started by torchrun
             shard = distributed.init(config.device)
         changes = given_values(argv) if args.resume else None
-        progress = not args.no_progress and (shard is None or shard.main)
+        progress = not args.quiet and (shard is None or shard.main)
         trainer = run(config, resume=args.resume, progress=progress, resume_changes=changes, shard=shard)
     except (ValueError, TypeError, OSError) as error:  # bad settings, players or checkpoint: one line, no traceback
-        return fail("pisti-train", error)
+        return fail("pisti-train", in_flags(error))
     finally:
         distributed.finish()
-    if shard is None or shard.main:
+    if (shard is None or shard.main) and not args.quiet:
         print(f"trained {trainer.step:,} steps; policy written to {Path(config.out_dir) / 'policy'}")
     return 0
 

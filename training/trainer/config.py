@@ -10,6 +10,9 @@ from typing import Any
 
 from pisti_env.rules import Settings
 
+from .checks import FIELD_CHECKS
+from .spec import NetworkSpec, SpecError
+
 
 @dataclass
 class TrainConfig:
@@ -42,7 +45,7 @@ class TrainConfig:
         hidden_sizes: widths of the policy's context MLP (it reads the whole observation; the
             last width is the context vector handed to the card scorer).
         answer_hidden_sizes: bluff variant (R29): widths of the hidden layers of an answer head
-            of its own (:class:`~training.trainer.network.ClaimView`): believe or challenge then
+            of its own (:class:`~training.bluff.heads.ClaimView`): believe or challenge then
             read only the facts bearing on whether the claim is true (the lone card's rank,
             where its four cards are as the answerer knows, the claimant's cards in hand, the
             stock), not the whole state; empty (default): the answers come from the context
@@ -56,7 +59,7 @@ class TrainConfig:
             the pool): a learning answer head learns to believe it, and the next best response
             bluffs against that (the cycle in the README's Exploitability section).
         claim_hidden_sizes: bluff variant (R29): widths of the hidden layers of a claim head of
-            its own (:class:`~training.trainer.network.ClaimChanceView`): whether to play face
+            its own (:class:`~training.bluff.heads.ClaimChanceView`): whether to play face
             down on a lone card (a claim) or face up is then P(face down) = sigmoid of a small
             MLP that reads only the lone card's rank, where its four cards are as the claimant
             knows them (a true claim is possible or not), the seats' cards in hand and the
@@ -67,7 +70,7 @@ class TrainConfig:
             with a claim head may warm-start from a policy without one (the head starts at even
             odds).
         average_heads_every: bluff variant (R29), with an answer head and a claim head: fictitious
-            play for the two mixed decisions (:mod:`training.trainer.average`). Every this many
+            play for the two mixed decisions (:mod:`training.bluff.average`). Every this many
             updates a frozen copy of the two heads joins their average; in self-play games the
             seats off the learner's side claim and answer with the average (the learner's heads
             become a best response to it), and the run ships the policy with the average heads.
@@ -82,7 +85,7 @@ class TrainConfig:
             rest of the policy is pulled toward the magnet's copy as usual.
         solved_claims: bluff variant (R29): the claims and answers are not learned but played
             from the equilibrium of the small game a claim chance starts
-            (:mod:`training.trainer.claim_game`): holding the lone card's rank, a true claim;
+            (:mod:`training.bluff.claim_game`): holding the lone card's rank, a true claim;
             else a bluff with the equilibrium's probability for the public counts (the card to
             bluff with from the card logits); an answer challenges with the equilibrium's
             probability for the cards of that rank the answerer holds. The card play learns
@@ -95,7 +98,7 @@ class TrainConfig:
             chance); the claim game's thresholds move with it (a bluff must be challenged more
             often to gain nothing, and challenged claims pay more). 0 (default): the stakes
             alone. Measure it for a policy by rollouts from its claim chances
-            (``python -m training.harness.capture_value POLICY``).
+            (``pisti-capture-value POLICY``).
         claim_capture_value_last_deal: with ``solved_claims``: the capture value on the hand's
             last deal (the stock empty), where a capture leads to less: no next deal begins
             with the answerer leading onto the empty table, and the table's last cards go to
@@ -250,12 +253,39 @@ class TrainConfig:
     out_dir: str = "runs/pisti"
 
     def __post_init__(self) -> None:
+        """Check every field (type, range) and the combinations of fields: ``TypeError`` or
+        ``ValueError`` naming the field and what it allows. Lists become tuples."""
         if not isinstance(self.settings, Settings):
             raise TypeError(f"TrainConfig.settings must be a pisti_env.rules.Settings, got {type(self.settings).__name__}")
+        for name, check in FIELD_CHECKS.items():
+            value = getattr(self, name)
+            if isinstance(value, list):
+                value = tuple(value)
+                object.__setattr__(self, name, value)
+            check(name, value)
+        try:
+            self.network_spec()
+        except SpecError as error:
+            raise ValueError(f"TrainConfig.{error}") from None
+        _check_combinations(self)
 
     @property
     def batch_decisions(self) -> int:
         return self.num_envs * self.rollout_steps
+
+    @property
+    def uses_bluff_research(self) -> bool:
+        """Whether the run needs the bluff research extension (:mod:`training.bluff`)."""
+        return bool(self.answer_hidden_sizes or self.claim_hidden_sizes or self.solved_claims
+                    or self.average_heads_every or self.freeze_answer_head or self.answer_ent_coef is not None)
+
+    def network_spec(self) -> NetworkSpec:
+        """The policy network this run trains (checked: :class:`~training.trainer.spec.NetworkSpec`)."""
+        return NetworkSpec(
+            settings=self.settings, hidden_sizes=self.hidden_sizes, answer_hidden_sizes=self.answer_hidden_sizes,
+            claim_hidden_sizes=self.claim_hidden_sizes, solved_claims=self.solved_claims,
+            claim_capture_value=self.claim_capture_value, claim_capture_value_last_deal=self.claim_capture_value_last_deal,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON-ready); ``settings`` as its own dict."""
@@ -265,32 +295,56 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
-        """The config of :meth:`to_dict`; also reads the older flat form (checkpoints before the
-        settings were one field), where the game settings stood among the other fields."""
+        """The config of :meth:`to_dict` (``settings`` a dict of :class:`Settings` fields)."""
         names = {f.name for f in dataclasses.fields(cls)}
-        game = {f.name for f in dataclasses.fields(Settings)}
-        unknown = sorted(set(values) - names - game)
+        unknown = sorted(set(values) - names)
         if unknown:
-            raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(names | game)}")
+            raise ValueError(f"unknown config field(s) {unknown}; known: {sorted(names)}")
         values = dict(values)
         settings = values.pop("settings", {})
-        if isinstance(settings, Settings):
-            settings = settings.to_dict()
-        settings = {**settings, **{k: values.pop(k) for k in game & set(values)}}
-        for f in dataclasses.fields(cls):
-            if f.name in values and isinstance(values[f.name], list):
-                values[f.name] = tuple(values[f.name])
-        return cls(settings=Settings(**settings), **values)
+        if not isinstance(settings, Settings):
+            if not isinstance(settings, dict):
+                raise TypeError(f"TrainConfig.settings must be a dict of game settings, got {type(settings).__name__}")
+            settings = Settings(**settings)
+        return cls(settings=settings, **values)
 
 
-MAX_CAPTURE_VALUE = 100.0  # points (claim_capture_value): far beyond any hand's card points (R20)
+def _check_combinations(c: "TrainConfig") -> None:
+    """What no field says alone (the network's own combinations are the spec's)."""
+    if c.freeze_answer_head and not c.answer_hidden_sizes:
+        raise ValueError("TrainConfig.freeze_answer_head needs answer_hidden_sizes (an answer head to freeze)")
+    if c.average_heads_every and not (c.answer_hidden_sizes and c.claim_hidden_sizes):
+        raise ValueError("TrainConfig.average_heads_every needs an answer head and a claim head (answer_hidden_sizes, "
+                         "claim_hidden_sizes): those are the decisions it averages")
+    if c.average_heads_every and c.freeze_answer_head:
+        raise ValueError("TrainConfig.average_heads_every trains the answers against the average claims: not with "
+                         "freeze_answer_head")
+    if c.average_heads_magnet and not (c.average_heads_every and c.magnet_coef > 0):
+        raise ValueError("TrainConfig.average_heads_magnet needs average_heads_every and magnet_coef > 0 (the average "
+                         "is the magnet's heads)")
+    if c.solved_claims and (c.freeze_answer_head or c.average_heads_every):
+        raise ValueError("TrainConfig.solved_claims plays the claims and answers itself: not with freeze_answer_head "
+                         "or average_heads_every")
+    if c.answer_ent_coef is not None and not c.settings.bluff:
+        raise ValueError("TrainConfig.answer_ent_coef needs the bluff variant (R29): without it nothing is answered")
 
 
-def is_capture_value(value: object) -> bool:
-    """Whether ``value`` is a solved claims' capture value: a number of points (not a bool) in
-    [0, MAX_CAPTURE_VALUE]."""
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and 0.0 <= value <= MAX_CAPTURE_VALUE
+# ``pisti-train``'s flags for the fields the project-wide grammar names (every other field is
+# ``--field-name``, a game setting as pisti_env.flags spells it).
+FLAG_NAMES = {
+    "total_steps": ("--steps",),
+    "num_envs": ("--envs",),
+    "rollout_steps": ("--rollout",),
+    "torch_threads": ("--threads",),
+    "out_dir": ("--out",),
+}
+
+
+def flag(name: str) -> str:
+    """The ``pisti-train`` flag of the config field ``name``."""
+    return FLAG_NAMES.get(name, ("--" + name.replace("_", "-"),))[0]
+
 
 # The fields ``pisti-train --resume`` may change (a resumed run otherwise keeps its checkpoint's
-# config and game; a flag contradicting them is an error, training.trainer.train.resume_config).
+# config and game; a flag contradicting them is an error, training.trainer.resume.resume_config).
 RESUMABLE = ("total_steps", "torch_threads", "checkpoint_every", "keep_checkpoints", "eval_every", "eval_deals", "out_dir")

@@ -17,28 +17,21 @@ from __future__ import annotations
 
 import contextlib
 import platform
-from typing import Mapping, Sequence
+from typing import Any, Sequence
 
 import torch
 from torch import nn
 
 from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN, NUM_BLUFF_ACTIONS, NUM_PLAIN_ACTIONS
 from pisti_env.cards import NUM_CARD_IDS, NUM_RANKS
-from pisti_env.observation import ObservationLayout
+
 from pisti_env.rules import Settings
 
-from .claim_game import SolvedClaims
+from .spec import NetworkSpec
 
 NUM_ACTIONS = NUM_PLAIN_ACTIONS  # card ids (R2): the action space without the bluff variant
-CLAIM_HEADS = ("answer_head.", "claim_head.")  # state-dict prefixes of R29's two small heads
 NUM_SUITS = NUM_CARD_IDS // NUM_RANKS
 PRECISIONS = ("fp32", "bf16")
-
-
-def without_claim_heads(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """A policy network's ``state`` (state dict) without R29's answer and claim heads
-    (:data:`CLAIM_HEADS`): what a network with other heads, or none, takes from it."""
-    return {k: v for k, v in state.items() if not k.startswith(CLAIM_HEADS)}
 
 
 def mlp(input_size: int, hidden_sizes: Sequence[int], output_size: int, output_gain: float) -> nn.Sequential:
@@ -51,84 +44,6 @@ def mlp(input_size: int, hidden_sizes: Sequence[int], output_size: int, output_g
     layers.append(_orthogonal(nn.Linear(width, output_size), gain=output_gain))
     return nn.Sequential(*layers)
 
-
-def lone_rank(of_rank: torch.Tensor, top: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """R29's lone card as both claim views read it, from the card block summed over suits
-    ``of_rank`` (B, 13, K) and the pile-top feature's index ``top``: its rank (B, 13), one-hot
-    where the pile has a top card (a claim waits, or may be made, on a lone card), and the
-    rank's sum of every card feature (B, K): where its four cards are as the observer knows."""
-    lone = of_rank[:, :, top]
-    return lone, (of_rank * lone[:, :, None]).sum(1)
-
-
-class ClaimView:
-    """What the answer to a claim (R29) reads when it has a head of its own: the facts that bear
-    on whether the claim is true, picked out of the answerer's observation, and nothing else.
-
-    * the lone card's rank (one-hot, 13): it is the pile's top card while a claim waits;
-    * where the four cards of that rank are, as the answerer knows them: the rank's sum of
-      every card feature (in its own hand, captured, played, the shown stock bottom, unseen...),
-      so how many could be in the claimant's hand;
-    * the claimant's cards in hand (the more it holds, the likelier it holds the rank) and the
-      stock's size (scaled as in the observation).
-
-    The rest of the state (scores, who captured last, the dealer, the other cards) stays out:
-    a best response finds and uses every way in which the answer depends on such things (the
-    shipped context-reading answers believed 73% of a best response's bluffs yet challenged 49%
-    of its true claims). With the answers reading only these, a best response to the policy
-    stopped bluffing altogether (README, Exploitability: it then took its edge from the
-    policy's own bluffs instead).
-    """
-
-    def __init__(self, layout: ObservationLayout) -> None:
-        if not layout.settings.bluff:
-            raise ValueError("a claim view needs the bluff variant (R29)")
-        self.card_features = layout.num_card_features
-        self.top = layout.feature_index["pile_top"]
-        self.hand_sizes = layout.by_name["hand_sizes"].slice
-        self.claimant = layout.by_name["claimant"].slice
-        self.stock = layout.by_name["stock_size"].slice
-        self.size = NUM_RANKS + self.card_features + 2
-
-    def __call__(self, observation: torch.Tensor, of_rank: torch.Tensor) -> torch.Tensor:
-        """(B, size) from the observations (B, observation_size) and their card block summed
-        over suits, ``of_rank`` (B, 13, K)."""
-        lone, where = lone_rank(of_rank, self.top)
-        claimant_hand = (observation[:, self.claimant] * observation[:, self.hand_sizes]).sum(1, keepdim=True)
-        return torch.cat([lone, where, claimant_hand, observation[:, self.stock]], 1)
-
-
-class ClaimChanceView:
-    """What the choice to claim (R29: face down or face up on a lone card) reads when it has a
-    head of its own: the facts the answerer can weigh too, seen from the claimant's side.
-
-    * the lone card's rank (one-hot, 13);
-    * where the four cards of that rank are, as the claimant knows them (the rank's sum of
-      every card feature): above all whether it holds one (a true claim), and how many the
-      answerer could hold;
-    * every seat's cards in hand and the stock's size (scaled as in the observation).
-
-    Nothing else reaches the choice, so its bluff rate is one function of these few facts in
-    every game: a best response cannot steer the policy into states unlike its training where
-    it bluffs far more (the shipped A4 made 77% of its claims bluffs against a challenging best
-    response, README Exploitability), and the answer head reads the same kind of facts.
-    """
-
-    def __init__(self, layout: ObservationLayout) -> None:
-        if not layout.settings.bluff:
-            raise ValueError("a claim chance view needs the bluff variant (R29)")
-        self.card_features = layout.num_card_features
-        self.top = layout.feature_index["pile_top"]
-        self.hand = layout.feature_index["hand"]
-        self.hand_sizes = layout.by_name["hand_sizes"].slice
-        self.stock = layout.by_name["stock_size"].slice
-        self.size = NUM_RANKS + self.card_features + layout.num_players + 1
-
-    def __call__(self, observation: torch.Tensor, of_rank: torch.Tensor) -> torch.Tensor:
-        """(B, size) from the observations (B, observation_size) and their card block summed
-        over suits, ``of_rank`` (B, 13, K)."""
-        lone, where = lone_rank(of_rank, self.top)
-        return torch.cat([lone, where, observation[:, self.hand_sizes], observation[:, self.stock]], 1)
 
 
 class PolicyNetwork(nn.Module):
@@ -148,118 +63,43 @@ class PolicyNetwork(nn.Module):
       "A card of a rank that is mostly gone is a safe discard" is learned once for all cards
       instead of 52 times over.
 
-    The two answers to a claim (believe, challenge) come from the action head, or with
-    ``answer_hidden_sizes`` from an *answer head* of their own: a small MLP reading only
-    :class:`ClaimView`'s facts, not the context.
-
-    With ``claim_hidden_sizes`` the choice between playing face down (a claim) and face up
-    comes from a *claim head* of its own, a small MLP reading only :class:`ClaimChanceView`'s
-    facts: the policy is then factored as P(face down) = sigmoid(claim head) and, within each
-    kind, the softmax of the card logits over the cards held (the face-down and face-up cards
-    a seat may play at a claim chance are the same: its hand). Where no claim is allowed the
-    face-down actions are masked, and the factoring shifts every face-up logit of a row by one
-    constant: the distribution there is the card logits' own.
+    Extension point (network heads): a ``spec`` with R29's research options (an answer head, a
+    claim head, solved claims: :class:`~training.trainer.spec.NetworkSpec`) gets
+    :class:`training.bluff.heads.ClaimHeads` as ``self.extension``: its modules are registered
+    here under their own names and it rescores the plays and answers
+    (:meth:`~training.bluff.heads.ClaimHeads.logits`).
 
     Args:
-        observation_size: length of the observation vector (card block first, see
-            :class:`pisti_env.observation.ObservationLayout`).
-        card_features: features per card in the card block (``layout.num_card_features``).
-        hidden_sizes: widths of the context MLP's hidden layers (tanh).
-        num_actions: 52, or 106 for the bluff variant.
-        answer_hidden_sizes: widths of the answer head's hidden layers (tanh); empty: the
-            answers come from the action head. Only with the bluff variant.
-        claim_view: the answer head's input (:class:`ClaimView` of the observation layout);
-            required with ``answer_hidden_sizes``. :func:`policy_network` builds both.
-        claim_hidden_sizes: widths of the claim head's hidden layers (tanh); empty: face down
-            and face up are scored by the card logits alone. Only with the bluff variant.
-        claim_chance_view: the claim head's input (:class:`ClaimChanceView`); required with
-            ``claim_hidden_sizes``.
-        average_heads: 0 (default), or the number of members M of a fictitious-play average:
-            the answer head and the claim head (both required) are then each an
-            :class:`AveragedHead` of M frozen copies (the policy a run with
-            ``average_heads_every`` ships, :mod:`training.trainer.average`).
-        solved_claims: R29's claims and answers from the claim game's equilibrium
-            (:class:`~training.trainer.claim_game.SolvedClaims` of the observation layout;
-            :func:`policy_network` builds it) instead of learned: holding the lone rank a true
-            claim, else a bluff with the equilibrium's probability (the card to bluff with by
-            the card logits), and the answers' challenge probability. Not with an answer or a
-            claim head.
+        spec: the game and the sizes (:meth:`~training.trainer.spec.NetworkSpec.layout` gives
+            the observation size and the card features, ``K``).
     """
 
-    def __init__(
-        self,
-        observation_size: int,
-        card_features: int,
-        hidden_sizes: Sequence[int] = (256, 256),
-        num_actions: int = NUM_ACTIONS,
-        answer_hidden_sizes: Sequence[int] = (),
-        claim_view: ClaimView | None = None,
-        claim_hidden_sizes: Sequence[int] = (),
-        claim_chance_view: ClaimChanceView | None = None,
-        average_heads: int = 0,
-        solved_claims: SolvedClaims | None = None,
-    ) -> None:
+    def __init__(self, spec: NetworkSpec) -> None:
         super().__init__()
-        if solved_claims is not None and (answer_hidden_sizes or claim_hidden_sizes):
-            raise ValueError("solved_claims plays R29's claims and answers itself: not with an answer head or a claim "
-                             "head (answer_hidden_sizes, claim_hidden_sizes)")
-        if average_heads and not (answer_hidden_sizes and claim_hidden_sizes):
-            raise ValueError("average_heads needs both an answer head and a claim head (answer_hidden_sizes, "
-                             "claim_hidden_sizes)")
-        self.average_heads = int(average_heads)
-        if observation_size < NUM_ACTIONS * card_features:
-            raise ValueError(
-                f"an observation of {observation_size} entries cannot hold {NUM_CARD_IDS} cards of {card_features} features"
-            )
-        if num_actions not in (NUM_ACTIONS, NUM_BLUFF_ACTIONS):
-            raise ValueError(f"num_actions must be {NUM_ACTIONS} or {NUM_BLUFF_ACTIONS} (bluff, R29), got {num_actions!r}")
-        self.observation_size = observation_size
-        self.card_features = card_features
-        self.hidden_sizes = tuple(int(h) for h in hidden_sizes)
-        self.num_actions = num_actions
-        self.plays = 2 if num_actions == NUM_BLUFF_ACTIONS else 1  # face up (and face down)
-        self.context = mlp(observation_size, hidden_sizes[:-1], hidden_sizes[-1], output_gain=2**0.5)
+        layout = spec.layout
+        self.spec = spec
+        self.observation_size = layout.size
+        self.card_features = k = layout.num_card_features
+        self.hidden_sizes = spec.hidden_sizes
+        self.num_actions = spec.settings.num_actions
+        if self.num_actions not in (NUM_ACTIONS, NUM_BLUFF_ACTIONS):  # pragma: no cover - Settings' own
+            raise ValueError(f"num_actions must be {NUM_ACTIONS} or {NUM_BLUFF_ACTIONS} (bluff, R29), got {self.num_actions!r}")
+        self.plays = 2 if self.num_actions == NUM_BLUFF_ACTIONS else 1  # face up (and face down)
+        self.context = mlp(self.observation_size, spec.hidden_sizes[:-1], spec.hidden_sizes[-1], output_gain=2**0.5)
         # Small-gain heads: the policy starts near uniform over the legal actions.
-        self.card_head = _orthogonal(nn.Linear(hidden_sizes[-1], num_actions), gain=0.01)
-        self.feature_head = _orthogonal(nn.Linear(hidden_sizes[-1], self.plays * 2 * card_features), gain=0.01)
-        self.answer_hidden_sizes = tuple(int(h) for h in answer_hidden_sizes)
-        self.claim_view = claim_view
-        self.answer_head = self._view_head(self.answer_hidden_sizes, claim_view, CHALLENGE - BELIEVE + 1,
-                                           "answer_hidden_sizes", "nothing is answered", "an answer head", "claim view")
-        self.claim_hidden_sizes = tuple(int(h) for h in claim_hidden_sizes)
-        self.claim_chance_view = claim_chance_view
-        # One logit: the log-odds of face down (it starts near 0: even odds).
-        self.claim_head = self._view_head(self.claim_hidden_sizes, claim_chance_view, 1,
-                                          "claim_hidden_sizes", "nothing is claimed", "a claim head", "claim chance view")
-        if solved_claims is not None and (self.num_actions != NUM_BLUFF_ACTIONS
-                                          or solved_claims.card_features != card_features):
-            raise ValueError("solved_claims needs the bluff variant (R29) and the solved claims of this observation "
-                             "layout (see policy_network)")
-        self.solved_claims = solved_claims
+        self.card_head = _orthogonal(nn.Linear(spec.hidden_sizes[-1], self.num_actions), gain=0.01)
+        self.feature_head = _orthogonal(nn.Linear(spec.hidden_sizes[-1], self.plays * 2 * k), gain=0.01)
+        self.extension = None
+        if spec.has_heads:
+            from training.bluff.heads import ClaimHeads  # the research heads plug in here (see above)
 
-    def _view_head(
-        self, sizes: tuple[int, ...], view: ClaimView | ClaimChanceView | None, outputs: int, field: str,
-        without: str, head: str, view_name: str,
-    ) -> nn.Sequential | None:
-        """A small MLP reading ``view`` (R29's answer or claim head), or ``None`` without ``sizes``;
-        ``ValueError`` outside the bluff variant or without this layout's view."""
-        if not sizes:
-            return None
-        if self.num_actions != NUM_BLUFF_ACTIONS:
-            raise ValueError(f"{field} needs the bluff variant (R29): without it {without}")
-        if view is None or view.card_features != self.card_features:
-            raise ValueError(f"{head} needs the {view_name} of this observation layout (see policy_network)")
-        if self.average_heads:
-            return AveragedHead(view.size, sizes, outputs, self.average_heads)
-        return mlp(view.size, sizes, outputs, output_gain=0.01)
+            self.extension = ClaimHeads(spec)
+            for name, module in self.extension.modules().items():
+                setattr(self, name, module)
 
-    def forward(
-        self, observation: torch.Tensor, heads: tuple[nn.Module, nn.Module] | None = None
-    ) -> torch.Tensor:
-        """The raw logits (B, num_actions). ``heads``: an (answer head, claim head) pair used
-        instead of the network's own (the opponents' average heads in a fictitious-play run,
-        :mod:`training.trainer.average`)."""
-        answer_head, claim_head = (self.answer_head, self.claim_head) if heads is None else heads
+    def forward(self, observation: torch.Tensor, heads: tuple[nn.Module, ...] | None = None) -> torch.Tensor:
+        """The raw logits (B, num_actions). ``heads``: modules the extension uses instead of
+        the policy's own (:meth:`training.bluff.heads.ClaimHeads.logits`)."""
         batch, k = observation.shape[0], self.card_features
         context = torch.tanh(self.context(observation))
         logits = self.card_head(context).float()
@@ -273,146 +113,17 @@ class PolicyNetwork(nn.Module):
         per_card = (own + by_rank.repeat(1, 1, NUM_SUITS)).view(batch, self.plays * NUM_ACTIONS)
         if self.plays == 1:
             return logits + per_card
-        if answer_head is None:
-            answers = logits[:, BELIEVE:]  # from the context; no card term
-        else:
-            answers = answer_head(self.claim_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
-        plays = logits[:, :BELIEVE] + per_card
-        if self.solved_claims is not None:
-            odds, face_down, answers = self.solved_claims(observation, cards[:, 0])
-            held = cards[:, 0, :, self.solved_claims.hand] > 0
-            return torch.cat([_factored_plays(plays, held, odds, face_down), answers], 1)
-        if claim_head is not None:
-            odds = claim_head(self.claim_chance_view(observation, of_rank.view(batch, NUM_RANKS, k))).float()
-            plays = _factored_plays(plays, cards[:, 0, :, self.claim_chance_view.hand] > 0, odds)
+        plays, answers = logits[:, :BELIEVE] + per_card, logits[:, BELIEVE:]  # answers: no card term
+        if self.extension is not None:
+            return self.extension.logits(self, observation, cards[:, 0], of_rank.view(batch, NUM_RANKS, k), plays,
+                                         answers, heads)
         return torch.cat([plays, answers], 1)
 
 
-class AveragedHead(nn.Module):
-    """The average policy of ``members`` copies of one of R29's small heads (an answer head or a
-    claim head), as one module: the fictitious-play average that a run with
-    ``average_heads_every`` ships (:mod:`training.trainer.average`).
-
-    Each member is an MLP of the same shape as the head it averages (tanh between layers); their
-    weights are stacked on a leading dimension (buffers ``weight{l}`` (M, out, in) and ``bias{l}``
-    (M, out): frozen, never trained). The output is the head's own kind of logits for the *mean
-    probability* of the members, so a draw from it is a draw from a uniformly drawn member:
-
-    * ``outputs == 2`` (the answers, believe and challenge): log of the members' mean softmax;
-    * ``outputs == 1`` (the claim's log-odds of face down): logit of the members' mean sigmoid.
-
-    Args:
-        input_size: the view's size (:class:`ClaimView` or :class:`ClaimChanceView`).
-        hidden_sizes: the averaged head's hidden widths.
-        outputs: 2 (answers) or 1 (claim).
-        members: how many heads are averaged (M >= 1).
-    """
-
-    def __init__(self, input_size: int, hidden_sizes: Sequence[int], outputs: int, members: int) -> None:
-        super().__init__()
-        if outputs not in (1, 2):
-            raise ValueError(f"an averaged head has 1 (claim) or 2 (answer) outputs, got {outputs!r}")
-        if members < 1:
-            raise ValueError(f"an averaged head needs at least one member, got {members!r}")
-        self.members = members
-        self.outputs = outputs
-        widths = [input_size, *hidden_sizes, outputs]
-        self.layers = len(widths) - 1
-        for l, (width_in, width_out) in enumerate(zip(widths, widths[1:])):
-            self.register_buffer(f"weight{l}", torch.zeros(members, width_out, width_in))
-            self.register_buffer(f"bias{l}", torch.zeros(members, width_out))
-
-    def load_members(self, heads: Sequence[nn.Sequential]) -> None:
-        """Copy the weights of ``heads`` (plain heads from :func:`mlp`, ``members`` of them)."""
-        if len(heads) != self.members:
-            raise ValueError(f"this averaged head holds {self.members} members, got {len(heads)} heads")
-        linears = [[m for m in head if isinstance(m, nn.Linear)] for head in heads]
-        for l in range(self.layers):
-            getattr(self, f"weight{l}").copy_(torch.stack([layers[l].weight.detach() for layers in linears]))
-            getattr(self, f"bias{l}").copy_(torch.stack([layers[l].bias.detach() for layers in linears]))
-
-    def member(self, index: int, head: nn.Sequential) -> None:
-        """Copy member ``index``'s weights into ``head`` (a plain head of the same shape)."""
-        linears = [m for m in head if isinstance(m, nn.Linear)]
-        with torch.no_grad():
-            for l, linear in enumerate(linears):
-                linear.weight.copy_(getattr(self, f"weight{l}")[index])
-                linear.bias.copy_(getattr(self, f"bias{l}")[index])
-
-    def forward(self, view: torch.Tensor) -> torch.Tensor:
-        x = view.float()[None].expand(self.members, -1, -1)  # (M, B, in)
-        for l in range(self.layers):
-            x = torch.baddbmm(getattr(self, f"bias{l}")[:, None, :], x, getattr(self, f"weight{l}").transpose(1, 2))
-            if l < self.layers - 1:
-                x = torch.tanh(x)
-        # x: (M, B, outputs), each member's logits; the mean probability over the members.
-        log_members = torch.log(torch.tensor(float(self.members), device=x.device))
-        if self.outputs == 2:
-            return torch.logsumexp(torch.log_softmax(x, 2), 0) - log_members
-        log_up = torch.logsumexp(nn.functional.logsigmoid(-x), 0) - log_members  # log mean P(face up)
-        log_down = torch.logsumexp(nn.functional.logsigmoid(x), 0) - log_members
-        return log_down - log_up
-
-
-def _factored_plays(
-    plays: torch.Tensor, held: torch.Tensor, odds: torch.Tensor, face_down: torch.Tensor | None = None
-) -> torch.Tensor:
-    """(B, 104) face-up then face-down logits whose softmax over the cards ``held`` (B, 52)
-    is P(face down) = sigmoid(``odds`` (B, 1)) times the softmax of the face-down logits over
-    ``held``, and the same for face up with 1 - sigmoid. ``face_down`` (B, 52), a subset of
-    ``held``: the only cards played face down (the rest get the most negative logit there),
-    where a row has any. A row without a held card (an answer with an empty hand: its plays
-    are all masked) is left as it is."""
-    floor = torch.finfo(plays.dtype).min
-    kinds = plays.view(-1, 2, NUM_CARD_IDS)
-    allowed = held[:, None, :].expand(-1, 2, -1)
-    if face_down is not None:
-        allowed = torch.stack([held, torch.where(face_down.any(1, keepdim=True), face_down, held)], 1)
-    norm = torch.logsumexp(kinds.masked_fill(~allowed, floor), 2, keepdim=True)  # (B, 2, 1)
-    norm = torch.where(held.any(1)[:, None, None], norm, 0.0)
-    kind = torch.stack([nn.functional.logsigmoid(-odds), nn.functional.logsigmoid(odds)], 1)  # (B, 2, 1)
-    out = kinds - norm + kind
-    if face_down is not None:
-        out = out.masked_fill(held[:, None, :] & ~allowed, floor)
-    return out.view_as(plays)
-
-
-def policy_network(
-    settings: Settings,
-    hidden_sizes: Sequence[int] = (256, 256),
-    answer_hidden_sizes: Sequence[int] = (),
-    claim_hidden_sizes: Sequence[int] = (),
-    average_heads: int = 0,
-    solved_claims: bool = False,
-    claim_capture_value: float = 0.0,
-    claim_capture_value_last_deal: float | None = None,
-) -> PolicyNetwork:
-    """The policy network for the game ``settings`` (its observation layout and action space);
-    ``average_heads``, ``solved_claims``: see :class:`PolicyNetwork`; ``claim_capture_value``,
-    ``claim_capture_value_last_deal``: the solved claims' capture values in points, the second
-    on the hand's last deal (None: the first) (:class:`~training.trainer.claim_game.SolvedClaims`)."""
-    size, card_features, view, chance_view, solved = _game_inputs(
-        settings, answer_hidden_sizes, claim_hidden_sizes, solved_claims, claim_capture_value,
-        claim_capture_value_last_deal)
-    return PolicyNetwork(size, card_features, hidden_sizes, settings.num_actions, answer_hidden_sizes, view,
-                         claim_hidden_sizes, chance_view, average_heads, solved)
-
-
-def _game_inputs(
-    settings: Settings, answer_hidden_sizes: Sequence[int], claim_hidden_sizes: Sequence[int] = (),
-    solved_claims: bool = False, claim_capture_value: float = 0.0, claim_capture_value_last_deal: float | None = None,
-) -> tuple[int, int, ClaimView | None, ClaimChanceView | None, SolvedClaims | None]:
-    """The observation size, the card features and (with an answer head, a claim head, solved
-    claims) the views and the solved claims of the game ``settings``, from its one observation
-    layout."""
-    layout = ObservationLayout(settings)
-    return (
-        layout.size,
-        layout.num_card_features,
-        ClaimView(layout) if answer_hidden_sizes else None,
-        ClaimChanceView(layout) if claim_hidden_sizes else None,
-        SolvedClaims(layout, claim_capture_value, claim_capture_value_last_deal) if solved_claims else None,
-    )
+def policy_network(settings: Settings, hidden_sizes: Sequence[int] = (256, 256), **options: Any) -> PolicyNetwork:
+    """The (untrained) policy network for the game ``settings``: ``options`` are the other
+    fields of :class:`~training.trainer.spec.NetworkSpec` (checked there)."""
+    return PolicyNetwork(NetworkSpec(settings, tuple(hidden_sizes), **options))
 
 
 class ValueNetwork(nn.Module):
@@ -445,46 +156,17 @@ class ValueNetwork(nn.Module):
 
 class ActorCritic(nn.Module):
     """The two networks a run trains (state-dict keys ``policy.*`` and ``value.*``); a shipped
-    policy keeps only ``policy.*``."""
+    policy keeps only ``policy.*``. ``hidden_information_size``: what the value network reads
+    beyond the observation (0: a plain critic)."""
 
     def __init__(
-        self,
-        observation_size: int,
-        card_features: int,
-        hidden_sizes: Sequence[int] = (256, 256),
-        hidden_information_size: int = 0,
-        value_hidden_sizes: Sequence[int] = (128, 128),
-        num_actions: int = NUM_ACTIONS,
-        answer_hidden_sizes: Sequence[int] = (),
-        claim_view: ClaimView | None = None,
-        claim_hidden_sizes: Sequence[int] = (),
-        claim_chance_view: ClaimChanceView | None = None,
-        solved_claims: SolvedClaims | None = None,
+        self, spec: NetworkSpec, hidden_information_size: int = 0, value_hidden_sizes: Sequence[int] = (128, 128)
     ) -> None:
         super().__init__()
-        self.policy = PolicyNetwork(observation_size, card_features, hidden_sizes, num_actions, answer_hidden_sizes,
-                                    claim_view, claim_hidden_sizes, claim_chance_view, solved_claims=solved_claims)
-        self.value = ValueNetwork(observation_size, hidden_information_size, value_hidden_sizes)
+        self.policy = PolicyNetwork(spec)
+        self.value = ValueNetwork(self.policy.observation_size, hidden_information_size, value_hidden_sizes)
 
 
-def actor_critic(
-    settings: Settings,
-    hidden_sizes: Sequence[int] = (256, 256),
-    hidden_information_size: int = 0,
-    value_hidden_sizes: Sequence[int] = (128, 128),
-    answer_hidden_sizes: Sequence[int] = (),
-    claim_hidden_sizes: Sequence[int] = (),
-    solved_claims: bool = False,
-    claim_capture_value: float = 0.0,
-    claim_capture_value_last_deal: float | None = None,
-) -> ActorCritic:
-    """The two networks of a run for the game ``settings``; the arguments as :class:`ActorCritic`'s
-    (``solved_claims`` and the capture values as :func:`policy_network`'s)."""
-    size, card_features, view, chance_view, solved = _game_inputs(
-        settings, answer_hidden_sizes, claim_hidden_sizes, solved_claims, claim_capture_value,
-        claim_capture_value_last_deal)
-    return ActorCritic(size, card_features, hidden_sizes, hidden_information_size, value_hidden_sizes,
-                       settings.num_actions, answer_hidden_sizes, view, claim_hidden_sizes, chance_view, solved)
 
 
 def resolve_precision(precision: str, device: torch.device | str) -> str:

@@ -16,8 +16,10 @@ import torch
 from pisti_env.agents.view import SeatView
 from pisti_env.rules import Settings
 
-from .checkpoint import GAME_DEFINING, MATCH_CONTEXT, check_play, load_policy_weights, network_of
+from .metadata import GAME_DEFINING, MATCH_CONTEXT, check_play
 from .network import PolicyNetwork, log_probs, sample, sample_bluffs
+from .spec import NetworkSpec
+from .weights import load_policy_weights
 
 __all__ = ["CheckpointPlayer", "load_policy", "GAME_DEFINING", "MATCH_CONTEXT"]
 
@@ -134,14 +136,14 @@ def load_policy(
     Raises :class:`~training.trainer.checkpoint.CheckpointError` (naming the file and the field)
     for a missing, corrupt or mismatched checkpoint: the metadata is checked against its schema
     and the weights' shapes against the network it describes before the network is built
-    (:func:`~training.trainer.checkpoint.load_policy_weights`).
+    (:func:`~training.trainer.weights.load_policy_weights`).
     """
     if deterministic is not None and play is not None:
         raise ValueError("give deterministic or play, not both")
     if play is not None:
         check_play(play, f" for checkpoint {str(path)!r}")  # before the files are read
     metadata, weights = load_policy_weights(path, settings)  # validated before anything is built
-    network = network_of(metadata)
+    network = PolicyNetwork(NetworkSpec.from_metadata(metadata))  # the spec the metadata stores
     network.load_state_dict(weights)  # the shapes were checked against the file's header
     if deterministic is not None:
         play = "argmax" if deterministic else "sample"

@@ -3,10 +3,10 @@
 Each game of the batch has, per seat, a controller: the learner (the policy being trained) or
 one opponent of the pool. A share of the games is pure self-play (every seat is the learner);
 in the others the learner holds one side, at a random seat, and one pool opponent holds every
-other seat. Controllers are drawn again whenever a game restarts. In a run with a head average
-(:mod:`training.trainer.average`, fictitious play for R29's claims and answers), the seats of a
-self-play game off the learner's side decide their claims and answers with the average heads;
-those decisions are not the learner's (``Rollout.learner`` is false for them).
+other seat. Controllers are drawn again whenever a game restarts. An extension's seat controller
+(:class:`~training.trainer.extension.SeatController`, e.g. the head average of
+:mod:`training.bluff.average`) may decide some seats' moves with other weights; those decisions
+are not the learner's (``Rollout.learner`` is false for them).
 
 A rollout records one decision per batch step and game: the mover's observation, mask, card,
 log-probability and value, its seat, whether the learner made it, and (for a privileged value
@@ -23,10 +23,9 @@ from dataclasses import dataclass
 
 import torch
 
-from pisti_env.actions import BELIEVE, FACE_DOWN
 from pisti_env.batched import BatchedPisti
 
-from .average import HeadAverage
+from .extension import SeatController
 from .network import ActorCritic, autocast, log_probs, sample
 from .pool import OpponentPool
 
@@ -61,8 +60,7 @@ class SelfPlayCollector:
         generator: all sampling (cards, controllers) draws from it.
         precision: ``"bf16"`` or ``"fp32"`` matrix products in the networks.
         privileged: the value network reads the hidden information too.
-        averaged_seats: the seats of self-play games off the learner's side decide their claims
-            and answers with the head average that :meth:`collect` is given (fictitious play).
+        seats: an extension's seat controller (decides some seats' moves), or ``None``.
     """
 
     def __init__(
@@ -74,10 +72,10 @@ class SelfPlayCollector:
         generator: torch.Generator,
         precision: str = "fp32",
         privileged: bool = False,
-        averaged_seats: bool = False,
+        seats: SeatController | None = None,
     ) -> None:
         self.engine = engine
-        self.averaged_seats = averaged_seats
+        self.seats = seats
         self.pool = pool
         self.self_play_share = self_play_share
         self.rollout_steps = rollout_steps
@@ -100,8 +98,6 @@ class SelfPlayCollector:
             end_values=torch.zeros(B, n, device=dev),
         )
         self.controller = torch.full((B, n), LEARNER, dtype=torch.long, device=dev)
-        # (B, n): which seats decide their claims and answers with the head average.
-        self.averaged = torch.zeros(B, n, dtype=torch.bool, device=dev)
         self.episode_return = torch.zeros(B, n, device=dev)
         self.out = engine.reset(observation_out=self.storage.observation[0])
         self._assign_controllers(torch.ones(B, dtype=torch.bool, device=dev))
@@ -110,15 +106,12 @@ class SelfPlayCollector:
         self._finished: list[float] = []
         self.inference_seconds = 0.0
 
-    def resume_from(
-        self, state, controller: torch.Tensor, episode_return: torch.Tensor, averaged: torch.Tensor | None = None
-    ) -> None:
-        """Continue from a saved engine state and controllers (a resumed training run)."""
+    def resume_from(self, state, controller: torch.Tensor, episode_return: torch.Tensor) -> None:
+        """Continue from a saved engine state and controllers (a resumed training run; the seat
+        controller restores its own tensors)."""
         dev = self.engine.device
         self.engine.state = state
         self.controller = controller.to(dev)
-        if averaged is not None:
-            self.averaged = averaged.to(dev)
         self.episode_return = episode_return.to(dev)
         self.out = self.engine.peek(state, observation_out=self.storage.observation[0])
 
@@ -141,13 +134,12 @@ class SelfPlayCollector:
         self_play = self_play | (not self.pool.entries)
         controllers = torch.where(self_play[:, None], LEARNER, controllers)
         self.controller[idx] = controllers
-        if self.averaged_seats:
-            self.averaged[idx] = self_play[:, None] & ~on_learner_side
+        if self.seats is not None:
+            self.seats.assign(idx, self_play, on_learner_side)
 
     @torch.no_grad()
-    def collect(self, networks: ActorCritic, average: HeadAverage | None = None) -> Rollout:
-        """Play ``rollout_steps`` batch steps; returns the (reused) storage. ``average``: the
-        head average of the seats that use it (``averaged_seats``)."""
+    def collect(self, networks: ActorCritic) -> Rollout:
+        """Play ``rollout_steps`` batch steps; returns the (reused) storage."""
         st, engine = self.storage, self.engine
         B = engine.batch_size
         games = torch.arange(B, device=engine.device)
@@ -165,14 +157,10 @@ class SelfPlayCollector:
             with autocast(engine.device, self.precision):
                 logits = networks.policy(obs)
                 value = networks.value(obs, st.hidden[t] if self.privileged else None)
-            averaged = None
-            if average is not None:
-                # Claim chances (a face-down play is legal) and answers of the averaged seats.
-                averaged = self.averaged[games, seat] & (mask[:, BELIEVE] | mask[:, FACE_DOWN:BELIEVE].any(1))
-                rows = averaged.nonzero().squeeze(1)
-                if rows.numel():
-                    with autocast(engine.device, self.precision):
-                        logits[rows] = networks.policy(obs[rows], heads=average.heads()).float()
+            others = None  # the rows a seat controller decided
+            if self.seats is not None:
+                with autocast(engine.device, self.precision):
+                    others = self.seats.override(networks.policy, obs, mask, seat, logits)
             action = sample(logits, mask, self.generator)
             controller = self.controller[games, seat]
             with autocast(engine.device, self.precision):  # the pool's opponents: one call (snapshots stacked)
@@ -184,8 +172,8 @@ class SelfPlayCollector:
             st.value[t] = value
             st.seat[t] = seat
             st.learner[t] = controller == LEARNER
-            if averaged is not None:
-                st.learner[t] &= ~averaged
+            if others is not None:
+                st.learner[t] &= ~others
             self.out = out = engine.step(action, observation_out=st.observation[t + 1])
             st.rewards[t] = out.rewards
             st.done[t] = out.done

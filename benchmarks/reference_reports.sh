@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The reference reports of the leaderboard: pisti-benchmark on every reference agent of each task,
+# each report copied to benchmarks/reports/TASK/AGENT.json, then docs/leaderboard.md regenerated.
+#
+#   bash benchmarks/reference_reports.sh                 # every task
+#   bash benchmarks/reference_reports.sh pisti-2p        # some tasks
+#
+# The figures are the same on any machine with the same package versions; the wall times in the
+# reports are this machine's. pimc and ismcts are left out: they search at every decision on the
+# Python engine, far slower than the batched players, and no budget for them is set yet.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+declare -A shipped=([pisti-2p]=pisti-2p [pisti-2p-match]=pisti-2p [pisti-4p-partners]=pisti-4p
+                    [pisti-bluff-2p]=pisti-bluff [pisti-3p]="")
+tasks=("${@:-pisti-2p pisti-4p-partners pisti-3p pisti-bluff-2p pisti-2p-match}")
+for task in ${tasks[@]}; do
+  for agent in random greedy expert ${shipped[$task]}; do
+    out="runs/reference/$task/$agent"
+    python -m training.benchmark.cli "$agent" --task "$task" --threads 1 --quiet --out "$out"
+    mkdir -p "benchmarks/reports/$task"
+    cp "$out/benchmark.json" "benchmarks/reports/$task/$agent.json"
+  done
+done
+python -m training.benchmark.leaderboard benchmarks/reports --out docs/leaderboard.md

@@ -1,0 +1,36 @@
+"""SVG pictures turned into pixels with CairoSVG (the optional ``pictures`` extra).
+
+CairoSVG draws with the Cairo library (Debian's ``libcairo2``) and is imported only here, when
+a picture is first rasterised: ``import pisti_env`` never imports it. Pillow (installed with
+matplotlib, a base dependency) decodes its PNG into an array.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+
+INSTALL_HINT = "pip install 'pisti[pictures]' (CairoSVG; on Debian/Ubuntu also apt-get install libcairo2)"
+
+
+def _cairosvg() -> Any:
+    try:
+        import cairosvg
+    except (ImportError, OSError) as err:  # OSError: the package is there but libcairo is not
+        raise ImportError(f"drawing the table as pixels needs CairoSVG: {INSTALL_HINT} ({err})") from None
+    return cairosvg
+
+
+def svg_to_png(svg: str) -> bytes:
+    """The PNG file of the SVG document ``svg`` (at the size its ``width``/``height`` give)."""
+    return _cairosvg().svg2png(bytestring=svg.encode("utf-8"))
+
+
+def svg_to_rgb(svg: str) -> np.ndarray:
+    """The SVG document ``svg`` as an ``(height, width, 3)`` ``uint8`` RGB array."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(svg_to_png(svg))) as image:
+        return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()

@@ -1,0 +1,124 @@
+"""The agent under benchmark, from any of the forms a user may have it in.
+
+:func:`load_agent` takes one string and returns ``(kind, player)``; the forms, tried in order:
+
+* ``spec``: anything :func:`pisti_env.agents.make_player` builds: a registered player
+  (``greedy``, ``pimc:n=32``), a shipped policy's name (``pisti-2p``), a checkpoint directory,
+  or a file exported by ``pisti-export`` (``.pt`` TorchScript, ``.onnx``);
+* ``sb3``: a saved sb3-contrib ``MaskablePPO`` (a ``.zip`` from ``model.save``), trained on
+  ``pisti_v0``'s Dict observations (``MultiInputPolicy``, as ``examples/sb3_maskable_ppo.py``),
+  played by its most likely legal action; needs the ``sb3`` extra;
+* ``rllib``: an RLlib checkpoint directory (``algo.save()``) of the action-masked module that
+  :func:`pisti_env.integrations.rllib.ppo_config` trains, played through
+  :class:`~pisti_env.integrations.rllib.RLModulePlayer`; needs the ``rllib`` extra (its own
+  environment);
+* ``factory``: ``module:function`` (``mypkg.agents:make``), a function returning a
+  :class:`~pisti_env.agents.Player`; it is called with ``settings=`` (the task's
+  :class:`~pisti_env.Settings`) when it takes that argument, else with no argument.
+
+A player with ``act_batch`` (checkpoints, exports, SB3 models, ``random``, ``greedy``,
+``expert``) plays the task's deals on the batched engine; any other on the Python engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+from typing import Any
+
+from pisti_env import Settings
+from pisti_env.agents import Player, checkpoint_location, make_player
+from pisti_env.agents.registry import AGENTS
+
+FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+def agent_kind(spec: str) -> str:
+    """Which form ``spec`` is (see the module docstring); ``ValueError`` when none fits."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"an agent must be a non-empty string, got {spec!r}")
+    if spec.partition(":")[0].strip().lower() in AGENTS:
+        return "spec"
+    location = checkpoint_location(spec)
+    if location is not None:
+        path = location[0]
+        if os.path.isfile(path) and path.endswith(".zip"):
+            return "sb3"
+        if os.path.isdir(path) and os.path.isfile(os.path.join(path, "rllib_checkpoint.json")):
+            return "rllib"
+        return "spec"
+    if FACTORY.match(spec):
+        return "factory"
+    raise ValueError(
+        f"agent {spec!r} is neither a player spec ({sorted(AGENTS)}, a shipped policy's name), an existing "
+        "checkpoint directory, exported policy (.pt/.onnx), SB3 MaskablePPO .zip or RLlib checkpoint, nor a "
+        "module:function factory"
+    )
+
+
+def load_agent(spec: str, settings: Settings, device: str = "cpu", seed: int | None = None) -> tuple[str, Player]:
+    """``(kind, player)`` for ``spec`` (see the module docstring), for the game ``settings``.
+
+    Raises ``ValueError`` for a spec of no known form, a factory that does not return a
+    player, or a policy made for another game; ``ImportError`` when the form's library is
+    missing (naming the extra to install).
+    """
+    kind = agent_kind(spec)
+    if kind == "spec":
+        return kind, make_player(spec, seed=seed, settings=settings, device=device)
+    if kind == "sb3":
+        return kind, _sb3_player(checkpoint_location(spec)[0], device)  # type: ignore[index]
+    if kind == "rllib":
+        return kind, _rllib_player(checkpoint_location(spec)[0])  # type: ignore[index]
+    return kind, _factory_player(spec, settings)
+
+
+def _factory_player(spec: str, settings: Settings) -> Player:
+    module_name, _, function_name = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(f"agent factory {spec!r}: cannot import module {module_name!r} ({err})") from None
+    factory = getattr(module, function_name, None)
+    if not callable(factory):
+        raise ValueError(f"agent factory {spec!r}: module {module_name!r} has no function {function_name!r}")
+    try:
+        takes_settings = "settings" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        takes_settings = False
+    player = factory(settings=settings) if takes_settings else factory()
+    if not isinstance(player, Player):
+        raise ValueError(f"agent factory {spec!r} returned {type(player).__name__}, not a Player "
+                         "(name, act(view), reset(seed))")
+    return player
+
+
+def _sb3_player(path: str, device: str) -> Player:
+    try:
+        from sb3_contrib import MaskablePPO
+    except ImportError:
+        raise ImportError("an SB3 MaskablePPO .zip needs the sb3 extra: pip install 'pisti[sb3]'") from None
+    from pisti_env.integrations.sb3 import PolicySnapshot
+
+    model = MaskablePPO.load(path, device=device)
+    return PolicySnapshot(model.policy, deterministic=True, name=os.path.basename(path))
+
+
+def _rllib_player(path: str) -> Player:
+    try:
+        from ray.rllib.core.rl_module.rl_module import RLModule
+    except ImportError:
+        raise ImportError("an RLlib checkpoint needs the rllib extra: pip install 'pisti[rllib]'") from None
+    from pisti_env.integrations.rllib import RLModulePlayer
+
+    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+
+    modules = os.path.join(path, COMPONENT_LEARNER_GROUP, COMPONENT_LEARNER, COMPONENT_RL_MODULE)
+    names = sorted(os.listdir(modules)) if os.path.isdir(modules) else []
+    names = [n for n in names if os.path.isdir(os.path.join(modules, n))]
+    if len(names) != 1:
+        raise ValueError(f"RLlib checkpoint {path!r}: expected one module under {modules!r}, found {names}")
+    module = RLModule.from_checkpoint(os.path.join(modules, names[0]))
+    return RLModulePlayer(module, name=os.path.basename(os.path.normpath(path)))

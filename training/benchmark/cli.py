@@ -1,0 +1,126 @@
+"""``pisti-benchmark``: an agent's figures on the benchmark's tasks (see ``docs/benchmark.md``).
+
+Examples::
+
+    pisti-benchmark pisti-2p --task pisti-2p
+    pisti-benchmark greedy --task pisti-2p --task pisti-3p --out runs/bench-greedy
+    pisti-benchmark mypkg.agents:make --task pisti-2p         # a factory returning a Player
+    pisti-benchmark model.zip --task pisti-2p                 # an sb3-contrib MaskablePPO
+    pisti-benchmark exports/pisti-2p.onnx --task pisti-2p     # a pisti-export file
+    pisti-benchmark pisti-2p --task pisti-2p --deals 500      # a quick look (not comparable)
+
+AGENT is a player spec (``random``, ``greedy``, ``expert``, ``pimc:n=32``), a shipped policy's
+name (``pisti-2p``, ``pisti-4p``, ``pisti-bluff``), a checkpoint directory, a ``pisti-export``
+file (``.pt``, ``.onnx``), an SB3 ``MaskablePPO`` ``.zip``, an RLlib checkpoint directory or a
+``module:function`` factory. Without ``--task`` every task plays. Output: a table on the
+terminal and ``benchmark.json`` in ``--out`` (default ``runs/benchmark_<agent>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from typing import Any, Sequence
+
+from pisti_env.flags import ArgumentParser, check_path, fail, non_negative_int, positive_int, torch_device, writable_dir
+
+from .tasks import get_task, task_names
+
+DEVICES = ("cpu", "cuda")
+
+
+def _ci(stat: dict[str, Any], scale: float = 1.0, fmt: str = "{:+.2f}") -> str:
+    """``mean ± half-width`` (both times ``scale``, the half-width with ``fmt``'s decimals)."""
+    mean, half = stat["mean"] * scale, stat.get("half_width")
+    if half is None or (isinstance(half, float) and math.isnan(half)):
+        return fmt.format(mean)
+    return f"{fmt.format(mean)} ± {fmt.replace('+', '').format(half * scale)}"
+
+
+def format_benchmark(report: dict[str, Any]) -> str:
+    """The report as a table for the terminal."""
+    lines = [f"pisti-benchmark {report['agent']}"]
+    for result in report["tasks"]:
+        task = result["task"]
+        unit = "margin / hand (95% CI)" if task["kind"] == "hand" else "match win rate % (95% CI)"
+        count = f"{result['count']} duplicate {'deals' if task['kind'] == 'hand' else 'matches to ' + str(task['settings']['target'])}"
+        lines += ["", f"{task['id']}: {task['description']}",
+                  f"  {count}, seed {result['seed']}, deal set {task['deal_hash'][:12]}"
+                  + ("" if result["comparable"] else "  (NOT the task's deal set: not comparable)"),
+                  f"  {'opponent':<14} {unit:>30} {'win rate %':>16} {'engine':>8} {'seconds':>8}"]
+        for o in result["opponents"]:
+            metric = _ci(o["metric"], 100.0, "{:.1f}") if task["kind"] == "match" else _ci(o["metric"])
+            lines.append(f"  {o['opponent']:<14} {metric:>30} {_ci(o['win_rate'], 100.0, '{:.1f}'):>16} "
+                         f"{o['engine']:>8} {o['seconds']:>8.1f}")
+        rating = result.get("rating")
+        panel = _ci(result["panel_mean"], 100.0 if task["kind"] == "match" else 1.0,
+                    "{:.1f}" if task["kind"] == "match" else "{:+.2f}")
+        lines.append(f"  panel mean {panel}"
+                     + (f"   rating {rating['rating']:.0f} ± {rating['half_width']:.0f} (random 0, greedy 1000)"
+                        if rating else "   rating: - (not comparable, or the task has no anchors)"))
+        if "exploit" in result:
+            edge = result["exploit"]["edge"]
+            lines.append(f"  best-response edge after {result['exploit']['steps']:,} steps: "
+                         f"{edge['mean']:+.2f} ± {edge['half_width']:.2f} per hand")
+    v, hw = report["versions"], report["hardware"]
+    lines += ["", f"pisti {v['pisti']} · {v['env_version']} · {hw['cpu']} ({hw['cpu_count']} cores, "
+                  f"{hw['torch_threads']} torch threads, {hw['device']}) · {report['wall_seconds']:.1f} s"]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog="pisti-benchmark", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("agent", help="the agent: a player spec, shipped policy name, checkpoint directory, .pt/.onnx "
+                                      "export, SB3 .zip, RLlib checkpoint or module:function")
+    parser.add_argument("--task", action="append", choices=task_names(), default=None, metavar="TASK",
+                        help=f"a task to play (repeatable; default all): {', '.join(task_names())}")
+    parser.add_argument("--out", type=writable_dir, default=None, help="output folder (default runs/benchmark_<agent>)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars or per-opponent lines")
+    parser.add_argument("--seed", type=non_negative_int, default=None,
+                        help="deal from this seed instead of the task's (the report is then not comparable)")
+    parser.add_argument("--deals", type=positive_int, default=None, metavar="N",
+                        help="play only the first N deals (matches) of each task's set: a quick look, not comparable")
+    parser.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--device", type=torch_device, default="cpu", help="cpu, cuda or cuda:N for batched tables")
+    parser.add_argument("--exploit-budget", type=positive_int, default=None, metavar="STEPS",
+                        help="also train a best response of STEPS steps against the agent per hand task and report "
+                             "its edge (slow: minutes per million steps on a 2-core CPU)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = args.out or os.path.join("runs", "benchmark_" + "".join(
+        ch if ch.isalnum() or ch in "-_" else "-" for ch in os.path.basename(os.path.normpath(args.agent))))
+    try:
+        check_path(writable_dir, out, "--out")
+        import torch
+
+        torch.set_num_threads(args.threads)
+        if args.device != "cpu" and not torch.cuda.is_available():
+            raise ValueError(f"--device {args.device}: no CUDA device is available")
+        from .run import benchmark
+
+        tasks = [get_task(name) for name in dict.fromkeys(args.task or task_names())]
+        log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+        report = benchmark(args.agent, tasks, count=args.deals, seed=args.seed, threads=args.threads,
+                           device=args.device, progress=False, exploit_budget=args.exploit_budget,
+                           exploit_dir=out, log=log)
+    except (ValueError, TypeError, ImportError, OSError, RuntimeError) as err:
+        return fail("pisti-benchmark", err)
+    from training.harness.report import write_json
+
+    print(format_benchmark(report))
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "benchmark.json")
+    write_json(report, path)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

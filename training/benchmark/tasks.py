@@ -1,0 +1,171 @@
+"""The benchmark's tasks: named, versioned game configurations with a fixed deal set and panel.
+
+A :class:`Task` fixes everything a published figure depends on: the game settings (RULES.md),
+the table (how many seats the agent and each opponent hold), the seatings every deal is played
+with (duplicate: the rotations with two sides, every order with three), the opponents of the
+panel, how many deals (or matches) and the seed they are dealt from. The deal set is the list of
+the first hands' (dealer, deck) of game ``0..count-1`` seeded as the harness seeds them
+(:func:`training.harness.duplicate.stream_seed`); its sha256 (:func:`deal_set_hash`) is stored
+with the task, and ``pisti-benchmark`` checks it before playing, so two people who report a task
+at the same version played the same cards.
+
+Versioning. A task's ``version`` goes up whenever its settings, panel, counts, seed, deal set or
+the environment version it needs (:data:`ENV_VERSION`) change; a report names the task as
+``name@version`` and ``pisti-benchmark`` refuses to put reports of different versions in one
+table. :data:`ENV_DIGESTS` records, per observation layout version (:data:`pisti_env.OBS_VERSION`),
+the digest of the environment's recorded outputs (``tests/data/env_digests.json``: observations,
+masks and rewards of seeded games); a test fails when those outputs change while the version
+stays, so a change of what agents see forces a new environment version and new task versions.
+
+Rating anchors. Each task stores the panel-mean metric of ``random`` and ``greedy`` on it
+(measured by ``pisti-benchmark random`` and ``pisti-benchmark greedy``, whose reports are kept in
+``benchmarks/reports/``); :func:`training.benchmark.rating.anchored_rating` maps any agent's
+panel mean linearly so that ``random`` is 0 and ``greedy`` 1000.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from pisti_env import OBS_VERSION, Settings, make_settings
+from pisti_env.deal import first_deal
+
+# What a task needs of the environment: its name and observation layout version.
+ENV_NAME = "pisti_v0"
+ENV_VERSION = f"{ENV_NAME}/obs{OBS_VERSION}"
+# sha256 of tests/data/env_digests.json (canonical JSON) per environment version; see the module
+# docstring. A new entry goes here with every OBS_VERSION bump.
+ENV_DIGESTS = {
+    "pisti_v0/obs1": "e57df8ce355ad1e593f96fcd2e3756673204ba0252cbca1bdceb4706632edd47",
+}
+
+HAND, MATCH = "hand", "match"
+# Seed streams of the harness (training.harness.duplicate.DEAL / MATCH).
+STREAMS = {HAND: 0, MATCH: 1}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark task.
+
+    Attributes:
+        name: the task's id (``pisti-2p``).
+        version: bumped on any change of what is played (see the module docstring).
+        description: one line for the docs and the report.
+        settings: keyword settings of :func:`pisti_env.make_settings` (``target`` ``None``:
+            single hands; a number: matches to it).
+        panel: the opponents' player specs (built by :func:`pisti_env.agents.make_player`).
+        count: duplicate deals (hand tasks) or duplicate matches (match tasks) per opponent.
+        seed: the master seed of the deal set.
+        deal_hash: sha256 of the deal set (:func:`deal_set_hash`).
+        env_version: the environment version the task was defined on (:data:`ENV_VERSION`).
+        anchors: panel-mean metric of ``random`` and ``greedy`` (the rating's 0 and 1000).
+    """
+
+    name: str
+    version: int
+    description: str
+    settings: dict[str, Any]
+    panel: tuple[str, ...]
+    count: int
+    seed: int
+    deal_hash: str
+    env_version: str = ENV_VERSION
+    anchors: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        """``name@version``, how reports and tables name the task."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def kind(self) -> str:
+        """``"hand"`` (single hands, margin in points per hand) or ``"match"`` (matches)."""
+        return HAND if self.settings.get("target") is None else MATCH
+
+    @property
+    def game_settings(self) -> Settings:
+        return make_settings(**self.settings)
+
+    @property
+    def metric(self) -> str:
+        """The per-opponent figure the rating averages: ``score_diff`` (points per hand) for
+        hand tasks, ``match_win_rate`` for match tasks."""
+        return "score_diff" if self.kind == HAND else "match_win_rate"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "id": self.id, "description": self.description,
+                "settings": self.game_settings.to_dict(), "panel": list(self.panel), "kind": self.kind,
+                "count": self.count, "seed": self.seed, "deal_hash": self.deal_hash, "env_version": self.env_version,
+                "metric": self.metric, "anchors": dict(self.anchors)}
+
+
+def deal_set_hash(settings: Settings, seed: int, count: int, kind: str = HAND) -> str:
+    """sha256 of the deal set: for game ``i < count`` its seed (as the harness derives it),
+    its first dealer and deck, in order."""
+    from training.harness.duplicate import stream_seed
+
+    digest = hashlib.sha256(f"{ENV_NAME}|{settings.num_players}|{settings.decks}|{kind}".encode())
+    for i in range(count):
+        game_seed = stream_seed(seed, STREAMS[kind], i)
+        dealer, deck = first_deal(settings, game_seed)
+        digest.update(struct.pack(f"<qB{len(deck)}B", game_seed, dealer, *deck))
+    return digest.hexdigest()
+
+
+def check_task(task: Task) -> None:
+    """``ValueError`` unless ``task`` can be played by this package as it was defined: the
+    environment version it needs is this one's, and its deal set hashes as recorded."""
+    if task.env_version != ENV_VERSION:
+        raise ValueError(f"task {task.id} was defined on {task.env_version}, this package is {ENV_VERSION}: "
+                         "use the package version the task names, or a newer version of the task")
+    got = deal_set_hash(task.game_settings, task.seed, task.count, task.kind)
+    if got != task.deal_hash:
+        raise ValueError(f"task {task.id}: the deal set hashes to {got}, the task records {task.deal_hash}: "
+                         "the deals changed, so the task's version must change")
+
+
+_2P = dict(num_players=2, target=None)
+TASKS: dict[str, Task] = {
+    task.name: task
+    for task in (
+        Task("pisti-2p", 1, "2 players, single hands, default rules",
+             _2P, ("random", "greedy", "expert", "pisti-2p"), 10_000, 40_001,
+             "2715d876b685f240f4d84057496b2b82d6dadf2dc6135a7960cb10531ce7e304",
+             anchors={"random": -9.0941625, "greedy": 0.28495000000000004}),
+        Task("pisti-2p-match", 1, "2 players, matches to 151 (R24), default rules",
+             dict(num_players=2, target=151), ("random", "greedy", "expert", "pisti-2p"), 200, 40_002,
+             "407f514350637cfa4cd231107380f7c2d1805964f517f21f7481e6fb87d6bef6"),
+        Task("pisti-4p-partners", 1, "4 players in partnerships (R4), single hands; the agent holds one side",
+             dict(num_players=4, partnerships=True, target=None), ("random", "greedy", "expert", "pisti-4p"),
+             4_000, 40_003,
+             "0e122d5853538b895f6400563762a0b3e49e76785a896991533dd88545427944"),
+        Task("pisti-3p", 1, "3 players, single hands; the agent against two copies of each opponent "
+             "(no shipped 3-player policy)", dict(num_players=3, target=None), ("random", "greedy", "expert"),
+             3_000, 40_004,
+             "b35b1a138f285d4d96f37cdb4c538b118372c3fdd6ddc12b837c479a44add097"),
+        Task("pisti-bluff-2p", 1, "2 players, single hands, the bluff variant (R29)",
+             dict(num_players=2, target=None, bluff=True), ("random", "greedy", "expert", "pisti-bluff"),
+             2_000, 40_005,
+             "76c94cbd53c490ca88d0a3cdce46346e89492a39469655fa3fb41652495eeb5f"),
+    )
+}
+
+
+def task_names() -> list[str]:
+    return list(TASKS)
+
+
+def get_task(name: str) -> Task:
+    """The task named ``name`` (``name@version`` also accepted, and checked); ``ValueError``
+    naming the tasks for another."""
+    base, at, version = name.partition("@")
+    if base not in TASKS:
+        raise ValueError(f"unknown task {name!r}; tasks are {task_names()}")
+    task = TASKS[base]
+    if at and version != str(task.version):
+        raise ValueError(f"task {base} is at version {task.version} in this package, not {version!r}")
+    return task

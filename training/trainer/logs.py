@@ -1,0 +1,100 @@
+"""A run's logs: ``OUT/metrics.csv`` (one row per update) and TensorBoard scalars.
+
+A checkpoint records the logs' sizes (:meth:`RunLogs.sizes`); a resume cuts them back to them
+(:func:`trim_logs`), so the logs hold each update once.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+from typing import Mapping
+
+from .config import TrainConfig
+from .run_layout import LOG_FILE
+
+
+class RunLogs:
+    """A run's logs: ``OUT/metrics.csv`` (one row per update) and TensorBoard scalars in
+    ``OUT/tensorboard`` (optional: without the tensorboard package, the CSV alone)."""
+
+    def __init__(self, out: str | os.PathLike, config: TrainConfig) -> None:
+        self.out = Path(out)
+        self.csv_path = self.out / "metrics.csv"
+        self.fields = metric_names(config)
+        self.writer = _tensorboard(self.out / "tensorboard")
+
+    def write(self, update: int, step: int, metrics: Mapping[str, float]) -> None:
+        """One update's row and scalars (at x = ``step``)."""
+        new_file = not self.csv_path.exists() or self.csv_path.stat().st_size == 0
+        with open(self.csv_path, "a", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=self.fields, restval="")
+            if new_file:
+                w.writeheader()
+            w.writerow({"update": update, **metrics})
+        if self.writer is not None:
+            for key, value in metrics.items():
+                self.writer.add_scalar(key, value, step)
+
+    def sizes(self) -> dict[str, int]:
+        """Every log file's size (OUT-relative names), after flushing them to disk."""
+        if self.writer is not None:
+            self.writer.flush()
+        sizes = {}
+        files = [self.csv_path, *sorted((self.out / "tensorboard").glob("events.out.tfevents.*"))]
+        for path in files:
+            name = path.relative_to(self.out).as_posix()
+            if path.is_file() and LOG_FILE.fullmatch(name):
+                with open(path, "rb") as f:
+                    os.fsync(f.fileno())
+                sizes[name] = path.stat().st_size
+        return sizes
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def trim_logs(out: str | os.PathLike, sizes: Mapping[str, int]) -> None:
+    """Cut a run's logs back to ``sizes`` (a checkpoint's record, :meth:`RunLogs.sizes`): each
+    file to its recorded size, and TensorBoard event files made after it removed. (A checkpoint
+    of an older trainer records none: its logs are left as they are.)"""
+    out = Path(out)
+    if not sizes:
+        return
+    for path in [out / "metrics.csv", *(out / "tensorboard").glob("events.out.tfevents.*")]:
+        name = path.relative_to(out).as_posix()
+        if not path.is_file() or path.is_symlink():
+            continue
+        if name not in sizes:
+            if name.startswith("tensorboard/"):
+                path.unlink()
+            continue
+        if path.stat().st_size > sizes[name]:
+            os.truncate(path, sizes[name])
+
+
+def metric_names(config: TrainConfig) -> list[str]:
+    """The columns of metrics.csv: every figure an update can report."""
+    names = [
+        "update", "global_step", "losses/policy", "losses/value", "losses/entropy", "losses/approx_kl",
+        "losses/clip_fraction", "losses/explained_variance", "charts/learning_rate", "charts/learner_decisions",
+        "charts/steps_per_second", "time/env_seconds", "time/inference_seconds", "time/update_seconds",
+        "charts/learner_margin_vs_pool", "charts/pool_games",
+    ]
+    if config.magnet_coef > 0:
+        names.insert(names.index("losses/explained_variance"), "losses/magnet_kl")
+    for baseline in config.eval_baselines:
+        names += [f"eval/{baseline}_margin", f"eval/{baseline}_ci95"]
+    return names
+
+
+
+def _tensorboard(path: Path):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # tensorboard is optional: the CSV file has every figure too
+        return None
+    return SummaryWriter(str(path))
+

@@ -1,0 +1,165 @@
+"""Resuming a run from a training checkpoint: the one place where a resume reads and checks it.
+
+:func:`resume_trainer` reads a checkpoint in this order, checking each part before anything is
+built from it: the metadata's schema (:func:`~training.trainer.metadata.read_metadata`); the
+saved config (:func:`saved_config`: a valid :class:`TrainConfig` of the checkpoint's game and
+widths) with the changes asked for (:func:`resume_config`: only
+:data:`~training.trainer.config.RESUMABLE` fields may change); the trainer metadata
+(:func:`~training.trainer.metadata.validate_trainer_metadata` and each extension's
+:meth:`~training.trainer.extension.TrainerExtension.check_state`); the weights' and the trainer
+state's shapes, from the files' headers, against what this config builds
+(:func:`~training.trainer.state.state_layout`); then the tensors, and
+:func:`~training.trainer.state.restore_state`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from pisti_env.batched import BatchedPisti
+from pisti_env.rules import Settings, make_settings
+
+from .config import RESUMABLE, TrainConfig, flag
+from .distributed import LOCAL, Shard
+from .extension import extensions_for
+from .metadata import METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, read_metadata, validate_trainer_metadata
+from .network import ActorCritic, resolve_precision
+from .state import restore_state, state_layout
+from .weights import checked_file, load_tensors, network_shapes, tensor_shapes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .train import Trainer
+
+
+def resume_trainer(
+    cls: type["Trainer"],
+    directory: str | os.PathLike,
+    total_steps: int | None = None,
+    changes: Mapping[str, Any] | None = None,
+    shard: Shard | None = None,
+) -> "Trainer":
+    """A trainer (of class ``cls``) in exactly the state a checkpoint saved, with its own config.
+
+    Args:
+        directory: a training checkpoint (with ``trainer.safetensors``).
+        total_steps: extends the run's budget (the learning rate then anneals to 0 over the
+            new total, from where the new schedule stands); by default the saved run's own
+            budget stands. Less than already trained: ``ValueError``.
+        changes: config or game-setting values asked for (flags given with ``--resume``);
+            only the fields of :data:`~training.trainer.config.RESUMABLE` may differ from
+            the checkpoint's (:func:`resume_config`), any other difference is a
+            ``ValueError`` naming them.
+        shard: a rank of a distributed run (:mod:`training.trainer.distributed`;
+            :meth:`~training.trainer.distributed.Shard.keeps_games` says whose games in
+            flight come back: a distributed run's checkpoint holds rank 0's share).
+
+    Every failure is a :class:`CheckpointError` naming the file and the field (see the module
+    docstring for the order of the checks).
+    """
+    directory = Path(directory)
+    metadata = read_metadata(directory)
+    path = directory / METADATA_FILE
+    saved = saved_config(metadata, path)
+    if total_steps is not None:
+        changes = {**(changes or {}), "total_steps": total_steps}
+    config = resume_config(saved, changes or {}, metadata.get("step", 0), directory)
+    # The networks this config builds, on the meta device, against the weights' header.
+    hidden_information = BatchedPisti(1, **config.settings.to_dict()).hidden_information_size
+    spec = config.network_spec()
+    shapes = network_shapes(lambda: ActorCritic(spec, hidden_information if config.privileged_value else 0,
+                                                config.value_hidden_sizes))
+    extensions = extensions_for(config)
+    trained = sum(all(extension.trains(k) for extension in extensions) for k in shapes)
+    extra = validate_trainer_metadata(metadata, path, trained)
+    for extension in extensions:
+        extension.check_state(extra.get(extension.state_key) if extension.state_key else None, path)
+    # The engine's batch (the only size the trainer state sets) before the engine is built:
+    # the config's num_envs, shared by the run's processes (a distributed run saves rank 0's share).
+    state_header = tensor_shapes(checked_file(directory, TRAINER_FILE, metadata))
+    batch = {shape[0] if shape else None for key, (shape, _) in state_header.items() if key.startswith("engine.")}
+    saved_games = next(iter(batch)) if len(batch) == 1 else None
+    if saved_games is None or saved_games * metadata.get("world", 1) != config.num_envs:
+        raise CheckpointError(
+            f"{directory / TRAINER_FILE}: its engine state is not for num_envs={config.num_envs} (the config's, "
+            "or a rank's share of it)"
+        )
+    weights = load_tensors(directory, MODEL_FILE, metadata, shapes)
+    shard = (shard or LOCAL).resumed(int(metadata["update"]))
+    trainer = cls(config, shard=shard, from_checkpoint=True)
+    trainer.network.load_state_dict(weights)
+    expected, dtypes = state_layout(trainer, extra, any(k.startswith("optimizer.") for k in state_header), saved_games)
+    tensors = load_tensors(directory, TRAINER_FILE, metadata, expected, dtypes=dtypes)
+    restore_state(trainer, tensors, extra, path)
+    trainer.step = int(metadata["step"])
+    trainer.update = int(metadata["update"])
+    return trainer
+
+
+def saved_config(metadata: Mapping[str, Any], path: Path) -> TrainConfig:
+    """The config a training checkpoint (``path``: its metadata file) records, checked: a valid
+    config, for the checkpoint's own game and network widths, within the sizes a checkpoint may
+    hold. Raises :class:`CheckpointError` naming the field."""
+    if "config" not in metadata:
+        raise CheckpointError(f"{path}: field 'config': missing (a training checkpoint records its config)")
+    try:
+        config = TrainConfig.from_dict(metadata["config"])
+    except (ValueError, TypeError) as error:
+        named = re.match(r"TrainConfig\.(\w+) ", str(error))  # the config's errors name their field
+        raise CheckpointError(f"{path}: field 'config{'.' + named.group(1) if named else ''}': {error}") from None
+    if config.settings.to_dict() != make_settings(**metadata["settings"]).to_dict():
+        raise CheckpointError(f"{path}: field 'config.settings': not the checkpoint's settings")
+    if list(config.hidden_sizes) != list(metadata["hidden_sizes"]):
+        raise CheckpointError(f"{path}: field 'config.hidden_sizes': not the checkpoint's hidden_sizes")
+    for field in ("answer_hidden_sizes", "claim_hidden_sizes"):
+        if list(getattr(config, field)) != list(metadata.get(field, [])):
+            raise CheckpointError(f"{path}: field 'config.{field}': not the checkpoint's {field}")
+    return config
+
+
+def resume_config(
+    saved: TrainConfig, changes: Mapping[str, Any], trained_steps: int, directory: str | os.PathLike
+) -> TrainConfig:
+    """The config a resumed run continues with: ``saved`` (the checkpoint's) with ``changes``
+    applied, config or game-setting names to the values asked for. Only the fields of
+    :data:`~training.trainer.config.RESUMABLE` may change; a value of any other field that
+    differs from the checkpoint's is a ``ValueError`` naming each such flag. ``total_steps``
+    below ``trained_steps`` is a ``ValueError`` too."""
+    game = {f.name for f in dataclasses.fields(Settings)}
+    fields = {f.name for f in dataclasses.fields(TrainConfig)} - {"settings"}
+    unknown = sorted(set(changes) - game - fields)
+    if unknown:
+        raise ValueError(f"unknown config field(s) {unknown}")
+    conflicts = []
+    asked = {k: v for k, v in changes.items() if k in game}
+    trained = saved.settings.to_dict()
+    try:
+        merged = make_settings(**{**trained, **asked}).to_dict()
+    except (ValueError, TypeError):
+        merged = {**trained, **asked}
+    for key in sorted(asked):
+        if merged[key] != trained[key]:
+            conflicts.append(f"--{key.replace('_', '-')} {asked[key]!r} (the checkpoint's: {trained[key]!r})")
+    values = {}
+    for key in sorted(set(changes) & fields):
+        value = tuple(changes[key]) if isinstance(changes[key], list) else changes[key]
+        if key in RESUMABLE:
+            values[key] = value
+            continue
+        if key == "precision" and value in ("auto", saved.precision):
+            value = resolve_precision(value, saved.device)
+        if value != getattr(saved, key):
+            conflicts.append(f"{flag(key)} {value!r} (the checkpoint's: {getattr(saved, key)!r})")
+    if conflicts:
+        allowed = ", ".join(flag(k) for k in RESUMABLE)
+        raise ValueError(
+            f"--resume continues {directory} with its own settings and config; these flags contradict it: "
+            f"{'; '.join(conflicts)}. Only {allowed} may change on resume (or start a new run with another --out)"
+        )
+    total = values.get("total_steps")
+    if total is not None and total < trained_steps:
+        raise ValueError(f"{directory} has trained {trained_steps} steps already: --steps {total} is less")
+    return dataclasses.replace(saved, **values)
