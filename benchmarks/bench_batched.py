@@ -11,7 +11,7 @@ new observation tensors each step instead. Formats: ``float`` (the default obser
 float32) and ``uint8`` (:meth:`BatchedPisti.step` with ``observation_format="uint8"``: the
 card block as 0/1 bytes plus the float rest, see :mod:`pisti_env.batched.compact`).
 
-Torch runs with ``--threads`` threads (1 by default: the figures of the README are one
+Torch runs with ``--threads`` threads (1 by default: the figures on the docs' performance page are one
 thread's); the header prints the thread count, the device (the GPU's name on CUDA, where every
 timing is bracketed by ``torch.cuda.synchronize``) and the load average at the start.
 

@@ -126,6 +126,7 @@ def test_a_bad_play_field_is_refused_by_the_schema(tmp_path, play):
         load_policy(_with_play(tmp_path, CKPT_2P, play))
 
 
+@pytest.mark.long  # minutes: thousands of the shipped bluff policy's decisions; CI runs it in the long step
 def test_r29_the_shipped_bluff_policy_mixes_claims_and_answers_and_replays_with_its_seed():
     """In pisti_v0 (AEC), ``sample_bluffs``: a decision without a claim chance is the most
     likely card; an answer, and the choice between face up and face down, are drawn: over

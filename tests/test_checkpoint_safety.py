@@ -115,6 +115,7 @@ def tensorboard_steps(directory: Path, tag: str = "losses/policy") -> list[int]:
     return steps
 
 
+@pytest.mark.long  # minutes: SIGKILLs at random instants of real runs; CI runs it in the long step
 def test_sigkill_at_random_instants_of_runs_resumes_losing_at_most_one_interval(tmp_path, forkserver):
     rng = random.Random(16)
     reference_out = tmp_path / "reference"

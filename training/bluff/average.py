@@ -2,7 +2,7 @@
 
 Self-play PPO on the claim (bluff or not) and the answer (believe or challenge) circles the
 equilibrium: each head becomes a best response to the other's current form, then the other
-answers that (README, Exploitability). Fictitious play converges instead, in the *average*: each
+answers that (docs/research/bluff-exploitability.md). Fictitious play converges instead, in the *average*: each
 side plays a best response to the other's average strategy so far, and the average of those best
 responses tends to an equilibrium in a two-player zero-sum game.
 

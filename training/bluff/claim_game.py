@@ -1,8 +1,8 @@
 """R29's claim, solved: the equilibrium of the small game a claim chance starts, read off a
 seat's observation, as the bluff policy's claims and answers (``solved_claims``).
 
-Self-play PPO on the two mixed decisions of the bluff variant goes round in circles (README,
-Exploitability): a head trained against the other's current play becomes a best response to
+Self-play PPO on the two mixed decisions of the bluff variant goes round in circles (docs/research/
+bluff-exploitability.md): a head trained against the other's current play becomes a best response to
 it, and a best response to the shipped policy takes its edge from whatever the heads do not
 balance. This module plays the balance itself.
 
@@ -30,7 +30,7 @@ play would). So, with ``a = A/s``:
 one of its own for the hand's last deal if given (``claim_capture_value_last_deal``: with the
 stock empty there is no next deal to lead, and R19 gives the last cards to the last capturer,
 so a capture is worth less there): the stakes alone (``A = 0``) leave a believed bluff's
-capture free, and a best response bluffs at that margin (README, Exploitability).
+capture free, and a best response bluffs at that margin (docs/research/bluff-exploitability.md).
 
 The answerer's equilibrium challenges the ``j`` that make a bluff likeliest first (the more of
 the rank it holds, the fewer the claimant can), fully until the claimant's bluffs are deterred

@@ -71,7 +71,7 @@ class ClaimView:
     a best response finds and uses every way in which the answer depends on such things (the
     shipped context-reading answers believed 73% of a best response's bluffs yet challenged 49%
     of its true claims). With the answers reading only these, a best response to the policy
-    stopped bluffing altogether (README, Exploitability: it then took its edge from the
+    stopped bluffing altogether (docs/research/bluff-exploitability.md: it then took its edge from the
     policy's own bluffs instead).
     """
 
@@ -106,7 +106,7 @@ class ClaimChanceView:
     Nothing else reaches the choice, so its bluff rate is one function of these few facts in
     every game: a best response cannot steer the policy into states unlike its training where
     it bluffs far more (the shipped A4 made 77% of its claims bluffs against a challenging best
-    response, README Exploitability), and the answer head reads the same kind of facts.
+    response, docs/research/bluff-exploitability.md), and the answer head reads the same kind of facts.
     """
 
     def __init__(self, layout: ObservationLayout) -> None:

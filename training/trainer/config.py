@@ -50,14 +50,14 @@ class TrainConfig:
             where its four cards are as the answerer knows, the claimant's cards in hand, the
             stock), not the whole state; empty (default): the answers come from the context
             like every other action. A best response finds every state where a context-reading
-            answer is more gullible or more suspicious than the truth warrants; see the README's
-            Exploitability section for what each gave.
+            answer is more gullible or more suspicious than the truth warrants; the research notes
+            (docs/research/bluff-exploitability.md) say what each gave.
         freeze_answer_head: keep the answer head's weights as ``init_from`` (or the resumed
             run) left them: the claims and the cards learn, the answers do not. Needs
             ``answer_hidden_sizes`` and a start with an answer head. For training the claims
             against a best response that never bluffs (PSRO-style, with that best response in
             the pool): a learning answer head learns to believe it, and the next best response
-            bluffs against that (the cycle in the README's Exploitability section).
+            bluffs against that (the cycle in docs/research/bluff-exploitability.md).
         claim_hidden_sizes: bluff variant (R29): widths of the hidden layers of a claim head of
             its own (:class:`~training.bluff.heads.ClaimChanceView`): whether to play face
             down on a lone card (a claim) or face up is then P(face down) = sigmoid of a small
@@ -66,7 +66,7 @@ class TrainConfig:
             stock; which card is played within each kind still comes from the card logits.
             Empty (default): face down and face up are scored by the card logits alone. A best
             response drives a context-reading claimant into states unlike its training, where
-            it bluffs far more than its true claims can cover (README, Exploitability). A run
+            it bluffs far more than its true claims can cover (docs/research/bluff-exploitability.md). A run
             with a claim head may warm-start from a policy without one (the head starts at even
             odds).
         average_heads_every: bluff variant (R29), with an answer head and a claim head: fictitious
@@ -91,7 +91,7 @@ class TrainConfig:
             probability for the cards of that rank the answerer holds. The card play learns
             around them. Not with an answer head, a claim head or their options; a warm start
             from a policy with heads drops them. Self-play on these two decisions circles their
-            equilibrium instead of reaching it (README, Exploitability).
+            equilibrium instead of reaching it (docs/research/bluff-exploitability.md).
         claim_capture_value: with ``solved_claims``: the points a believed claim's capture is
             worth beyond its stake, against playing face up (it takes both cards, and the
             answerer must then lead onto an empty table, handing the claimant the next claim
