@@ -27,7 +27,7 @@ from training.harness.report import versions
 
 from .agents import load_agent
 from .rating import anchored_rating, panel_mean
-from .tasks import ENV_VERSION, HAND, Task, check_task
+from .tasks import ENV_VERSION, SINGLE_HAND, Task, check_task
 
 AGENT = "agent"  # the agent's name at every table (never a panel spec)
 REPORT_FORMAT = "pisti-benchmark-report"
@@ -45,7 +45,7 @@ def _lineup(task: Task) -> list[str]:
 def _engine(task: Task, specs: Sequence[str], players: Sequence[Player]) -> str:
     """``"batched"`` when the table can play there (every player has a batched form, single
     hands), else ``"python"``: one rule for every agent, so the panel plays alike for all."""
-    if task.kind != HAND:
+    if task.kind != SINGLE_HAND:
         return "python"
     settings = task.game_settings
     lineup = [pos % len(specs) for pos in range(settings.num_players)]
@@ -86,15 +86,15 @@ def play_task(
         game = {k: v for k, v in settings.to_dict().items() if k not in ("num_players", "partnerships", "target")}
         report = evaluate(
             specs, num_players=settings.num_players, partnerships=settings.partnerships,
-            deals=count if task.kind == HAND else 0, matches=0 if task.kind == HAND else count,
+            deals=count if task.kind == SINGLE_HAND else 0, matches=0 if task.kind == SINGLE_HAND else count,
             target=settings.target or 151, seed=seed, workers=1, bootstrap=0, loader=loader, engine=engine,
             threads=threads, device=device, progress=progress, **game,
         )
         table = report["tables"][0]
         pair = next(p for p in table["pairs"] if p["a"] == AGENT and p["b"] == opponent)
-        entry: dict[str, Any] = {"opponent": opponent, "engine": table["engine"] if task.kind == HAND else "python",
+        entry: dict[str, Any] = {"opponent": opponent, "engine": table["engine"] if task.kind == SINGLE_HAND else "python",
                                  "seatings": len(table["seatings"]), "seconds": time.perf_counter() - t0}
-        if task.kind == HAND:
+        if task.kind == SINGLE_HAND:
             entry["margin"] = pair["score_diff"]
             entry["win_rate"] = pair["hand_win_rate"]
             entry["hands"] = pair["hands"]
@@ -181,7 +181,7 @@ def exploit_edge(spec: str, task: Task, steps: int, threads: int, device: str, o
     """A best response of ``steps`` training steps against the agent (the trainer's PPO with the
     agent as the only opponent) and its edge on 2,000 duplicate deals; needs an agent the
     trainer's pool can seat (a registry spec or checkpoint directory) and a hand task."""
-    if task.kind != HAND:
+    if task.kind != SINGLE_HAND:
         raise ValueError(f"--exploit-budget needs a single-hand task, not {task.id} (matches)")
     from training.exploit.exploit import ExploitConfig, run
 

@@ -42,9 +42,9 @@ ENV_DIGESTS = {
     "pisti_v0/obs1": "e57df8ce355ad1e593f96fcd2e3756673204ba0252cbca1bdceb4706632edd47",
 }
 
-HAND, MATCH = "hand", "match"
-# Seed streams of the harness (training.harness.duplicate.DEAL / MATCH).
-STREAMS = {HAND: 0, MATCH: 1}
+SINGLE_HAND, WHOLE_MATCH = "hand", "match"
+# Seed streams of the harness (training.harness.duplicate.DEAL / WHOLE_MATCH).
+STREAMS = {SINGLE_HAND: 0, WHOLE_MATCH: 1}
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class Task:
     @property
     def kind(self) -> str:
         """``"hand"`` (single hands, margin in points per hand) or ``"match"`` (matches)."""
-        return HAND if self.settings.get("target") is None else MATCH
+        return SINGLE_HAND if self.settings.get("target") is None else WHOLE_MATCH
 
     @property
     def game_settings(self) -> Settings:
@@ -94,7 +94,7 @@ class Task:
     def metric(self) -> str:
         """The per-opponent figure the rating averages: ``score_diff`` (points per hand) for
         hand tasks, ``match_win_rate`` for match tasks."""
-        return "score_diff" if self.kind == HAND else "match_win_rate"
+        return "score_diff" if self.kind == SINGLE_HAND else "match_win_rate"
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "id": self.id, "description": self.description,
@@ -103,7 +103,7 @@ class Task:
                 "metric": self.metric, "anchors": dict(self.anchors)}
 
 
-def deal_set_hash(settings: Settings, seed: int, count: int, kind: str = HAND) -> str:
+def deal_set_hash(settings: Settings, seed: int, count: int, kind: str = SINGLE_HAND) -> str:
     """sha256 of the deal set: for game ``i < count`` its seed (as the harness derives it),
     its first dealer and deck, in order."""
     from training.harness.duplicate import stream_seed
