@@ -2,7 +2,7 @@
 time goes (inside our env vs inside RLlib).
 
     pip install -e ".[rllib]"          # in RLlib's own venv (ray pins gymnasium)
-    python benchmarks/bench_lib_rllib.py                 # ~2 minutes
+    python benchmarks/bench_lib_rllib.py                 # ~3 minutes
     python benchmarks/bench_lib_rllib.py --seconds 60    # longer, steadier figures
 
 Doors (both with the recipes' PPO settings, the sampling in the driver, one torch thread):
@@ -13,6 +13,10 @@ Doors (both with the recipes' PPO settings, the sampling in the driver, one torc
 * ``batched vector``: :class:`~pisti_env.integrations.rllib.PistiVectorRLlibEnv` (the vector
   env on the batched engine, ``greedy`` batched at the other seat; ``examples/rllib_ppo_vector.py``),
   256 games per env runner. A learner step is one of the learner's decisions.
+
+A third line, ``self-play recipe``, is the multi-agent door with ``examples/rllib_ppo.py``'s own
+PPO settings (smaller minibatches, more epochs), and splits RLlib's share further with RLlib's
+own timers: sampling (env runner, connectors, episodes, forward passes) and the learner update.
 
 For each door: learner steps per second of whole training iterations (sampling and PPO
 updates, after one warm-up iteration), and the share of that time spent inside the env's
@@ -26,7 +30,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -35,32 +41,25 @@ import torch
 from pisti_env.integrations.rllib import PistiMultiAgentEnv, PistiVectorRLlibEnv, ppo_config, single_agent_ppo_config
 from pisti_env.vector import PistiVectorEnv
 from training.harness import ray_backend
+from lib_timing import Stopwatch  # benchmarks/, beside this script
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+import rllib_ppo  # noqa: E402  (the self-play recipe's config)
 
 GAME = {"num_players": 2, "target": None}
 
 
-class EnvClock:
-    """Seconds spent inside the timed envs' reset/step (the env runner runs in this process)."""
-
-    seconds = 0.0
+CLOCK = Stopwatch()  # seconds inside the timed envs' reset/step (the env runner runs in this process)
 
 
 class Timed:
-    """Mixed in before an env class: its ``reset`` and ``step`` add their time to the clock."""
+    """Mixed in before an env class: its ``reset`` and ``step`` add their time to :data:`CLOCK`."""
 
     def reset(self, **kwargs):
-        start = time.perf_counter()
-        try:
-            return super().reset(**kwargs)
-        finally:
-            EnvClock.seconds += time.perf_counter() - start
+        return CLOCK.call(super().reset, **kwargs)
 
     def step(self, actions):
-        start = time.perf_counter()
-        try:
-            return super().step(actions)
-        finally:
-            EnvClock.seconds += time.perf_counter() - start
+        return CLOCK.call(super().step, actions)
 
 
 class TimedMultiAgentEnv(Timed, PistiMultiAgentEnv):
@@ -81,18 +80,23 @@ def ppo_settings(**overrides: Any) -> dict[str, Any]:
 def measure(config, seconds: float) -> dict[str, float]:
     """Learner steps/s of whole iterations after a warm-up one, and the env's share of it."""
     algo = config.build_algo()
+    sampling = learning = 0.0
     try:
         first = algo.train()["env_runners"]["num_env_steps_sampled_lifetime"]
-        EnvClock.seconds = 0.0
+        CLOCK.seconds = 0.0
         start = time.perf_counter()
         while True:
-            steps = algo.train()["env_runners"]["num_env_steps_sampled_lifetime"] - first
+            result = algo.train()
+            steps = result["env_runners"]["num_env_steps_sampled_lifetime"] - first
+            sampling += result["timers"].get("env_runner_sampling_timer", 0.0)
+            learning += result["timers"].get("learner_update_timer", 0.0)
             elapsed = time.perf_counter() - start
             if elapsed >= seconds:
                 break
     finally:
         algo.stop()
-    return {"steps": steps, "seconds": elapsed, "rate": steps / elapsed, "env_share": EnvClock.seconds / elapsed}
+    return {"steps": steps, "seconds": elapsed, "rate": steps / elapsed, "env_share": CLOCK.seconds / elapsed,
+            "sampling": sampling / elapsed, "learning": learning / elapsed}
 
 
 def vector_env_alone(num_envs: int, seconds: float) -> float:
@@ -125,6 +129,8 @@ def main() -> None:
         )
         .environment(TimedVectorEnv, env_config={"opponent": "greedy", **GAME})
         .training(**ppo_settings()),
+        "self-play recipe (examples/rllib_ppo.py's config, multi-agent AEC)": rllib_ppo.make_config()
+        .environment(TimedMultiAgentEnv, env_config=GAME, disable_env_checking=True),
     }
     load = os.getloadavg()[0]
     reference = vector_env_alone(args.envs_per_runner, min(args.seconds, 10.0))
@@ -134,7 +140,8 @@ def main() -> None:
     for name, config in doors.items():
         figures = measure(config, args.seconds)
         print(f"{name:<62} {figures['rate']:>15,.0f} {figures['rate'] / reference:>12.3f}x "
-              f"{figures['env_share']:>7.0%} {1 - figures['env_share']:>9.0%}", flush=True)
+              f"{figures['env_share']:>7.0%} {1 - figures['env_share']:>9.0%}   (RLlib's timers: sampling "
+              f"{figures['sampling']:.0%}, learner {figures['learning']:.0%})", flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     ray.shutdown()
 

@@ -28,89 +28,32 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-import gymnasium
-import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.vec_env import VecEnvWrapper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import sb3_maskable_ppo as recipe  # noqa: E402  (the recipe's doors and PPO settings)
-
-
-class EnvTimer(gymnasium.Wrapper):
-    """Times a Gymnasium env's ``reset``, ``step`` and ``action_masks`` (seconds in ``spent``)."""
-
-    def __init__(self, env: gymnasium.Env) -> None:
-        super().__init__(env)
-        self.spent = 0.0
-
-    def reset(self, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return self.env.reset(**kwargs)
-        finally:
-            self.spent += time.perf_counter() - start
-
-    def step(self, action: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return self.env.step(action)
-        finally:
-            self.spent += time.perf_counter() - start
-
-    def action_masks(self) -> np.ndarray:
-        start = time.perf_counter()
-        try:
-            return self.env.unwrapped.action_masks()
-        finally:
-            self.spent += time.perf_counter() - start
-
-
-class VecEnvTimer(VecEnvWrapper):
-    """Times a VecEnv's ``reset``, ``step_async``/``step_wait`` and ``env_method`` (the masks)."""
-
-    def __init__(self, venv: Any) -> None:
-        super().__init__(venv)
-        self.spent = 0.0
-
-    def _timed(self, call: Any, *args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return call(*args, **kwargs)
-        finally:
-            self.spent += time.perf_counter() - start
-
-    def reset(self) -> Any:
-        return self._timed(self.venv.reset)
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._timed(self.venv.step_async, actions)
-
-    def step_wait(self) -> Any:
-        return self._timed(self.venv.step_wait)
-
-    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
-        return self._timed(self.venv.env_method, method_name, *args, indices=indices, **kwargs)
+from lib_timing import Stopwatch  # noqa: E402  (benchmarks/, beside this script)
 
 
 def measure(door: str, steps: int, num_envs: int, seed: int = 0) -> dict[str, float]:
     """One door's learner steps/s and env share over ``steps`` decisions."""
+    timer = Stopwatch()
     if door == "batched":
-        env: Any = VecEnvTimer(recipe.make_vec_env(num_envs))
+        env: Any = recipe.make_vec_env(num_envs)
+        timer.patch(env.venv, "reset", "step_async", "step_wait", "env_method")  # under VecMonitor; env_method: the masks
         options = dict(recipe.BATCHED_PPO)
     else:
-        env = EnvTimer(recipe.make_env("greedy", seed))
+        env = recipe.make_env("greedy", seed)
+        timer.patch(env, "reset", "step")  # SB3 wraps it in DummyVecEnv(Monitor), which calls these
+        timer.patch(env.unwrapped, "action_masks")
         options = dict(recipe.STEP_PPO)
     model = MaskablePPO("MultiInputPolicy", env, seed=seed, verbose=0, **options)
-    timer = env if door == "batched" else model.get_env().envs[0]  # SB3 wraps a Gym env in DummyVecEnv(Monitor)
-    while not isinstance(timer, (EnvTimer, VecEnvTimer)):
-        timer = timer.env
-    timer.spent = 0.0
+    timer.seconds = 0.0
     start = time.perf_counter()
     model.learn(steps)
     seconds = time.perf_counter() - start
-    return {"steps": model.num_timesteps, "seconds": seconds, "env": timer.spent / seconds}
+    return {"steps": model.num_timesteps, "seconds": seconds, "env": timer.seconds / seconds}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

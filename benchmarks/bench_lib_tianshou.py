@@ -26,11 +26,10 @@ load: compare the lines of one run.
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -40,59 +39,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import tianshou_masked as batched_recipe  # noqa: E402  (the batched door's recipe)
 import tianshou_pettingzoo_selfplay as step_recipe  # noqa: E402  (the step-by-step door's recipe)
 
+from lib_timing import Stopwatch  # noqa: E402  (benchmarks/, beside this script)
 from pisti_env.vector import PistiVectorEnv  # noqa: E402
-
-
-class Clock:
-    """Seconds spent inside the methods it wraps (``wrap(obj, name)`` replaces the bound
-    method on that object with a timed one)."""
-
-    def __init__(self) -> None:
-        self.spent = 0.0
-
-    def wrap(self, obj: Any, name: str) -> None:
-        method: Callable[..., Any] = getattr(obj, name)
-
-        @functools.wraps(method)
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                self.spent += time.perf_counter() - start
-
-        setattr(obj, name, timed)
 
 
 def step_door(steps: int, seed: int) -> tuple[int, float, float]:
     """The step-by-step door: ``(learner steps, seconds, seconds inside pisti_v0)``."""
-    clock = Clock()
+    clock = Stopwatch()
 
     def make() -> Any:
         env = step_recipe.make_env()
-        for name in ("reset", "step", "last"):  # what PettingZooEnv calls on the AEC env (last() observes)
-            clock.wrap(env.env, name)
+        clock.patch(env.env, "reset", "step", "last")  # what PettingZooEnv calls on the AEC env (last() observes)
         return env
 
     envs = DummyVectorEnv([make for _ in range(8)])
     torch.manual_seed(seed)
     algorithm = step_recipe.build(step_recipe.make_env())
-    clock.spent = 0.0
+    clock.seconds = 0.0
     stats = step_recipe.train(algorithm, envs, steps, seed=seed)
-    return stats["steps"], stats["seconds"], clock.spent
+    return stats["steps"], stats["seconds"], clock.seconds
 
 
 def batched_door(steps: int, num_envs: int, steps_per_env: int, seed: int) -> tuple[int, float, float]:
     """The batched door: ``(learner steps, seconds, seconds inside the door)``."""
-    clock = Clock()
+    clock = Stopwatch()
     envs = batched_recipe.make_env(num_envs)
-    for name in ("reset", "step"):
-        clock.wrap(envs, name)
+    clock.patch(envs, "reset", "step")
     torch.manual_seed(seed)
     algorithm = batched_recipe.build(envs)
-    clock.spent = 0.0
+    clock.seconds = 0.0
     stats = batched_recipe.train(algorithm, envs, steps, steps_per_env=steps_per_env, seed=seed)
-    return stats["steps"], stats["seconds"], clock.spent
+    return stats["steps"], stats["seconds"], clock.seconds
 
 
 def engine_alone(steps: int, num_envs: int, seed: int) -> tuple[int, float, float]:

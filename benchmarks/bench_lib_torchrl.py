@@ -28,7 +28,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import torch
 from pettingzoo.utils.wrappers import BaseWrapper
@@ -39,23 +39,7 @@ import cleanrl_ppo_vector  # noqa: E402
 import torchrl_masked  # noqa: E402
 import torchrl_pettingzoo  # noqa: E402
 import torchrl_selfplay  # noqa: E402
-
-
-class Stopwatch:
-    """Seconds spent inside the methods it wraps."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-
-    def wrap(self, method: Callable[..., Any]) -> Callable[..., Any]:
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - start
-
-        return timed
+from lib_timing import Stopwatch  # noqa: E402  (benchmarks/, beside this script)
 
 
 class TimedAEC(BaseWrapper):
@@ -72,15 +56,6 @@ class TimedAEC(BaseWrapper):
         self._reset(seed=seed, options=options)
 
 
-def time_vector_env(vector, watch: Stopwatch) -> None:
-    vector.step, vector.reset = watch.wrap(vector.step), watch.wrap(vector.reset)
-
-
-def time_torchrl_env(env, watch: Stopwatch) -> None:
-    """Our ``EnvBase``'s own work (the adapter and the engine), TorchRL's env layer left out."""
-    env._step, env._reset = watch.wrap(env._step), watch.wrap(env._reset)
-
-
 def old_door(steps: int, tables: int) -> tuple[int, float, float]:
     watch = Stopwatch()
     env = torchrl_pettingzoo.make_env(tables, seed=0, wrap=lambda aec: TimedAEC(aec, watch))
@@ -93,7 +68,7 @@ def old_door(steps: int, tables: int) -> tuple[int, float, float]:
 def new_door(steps: int, num_envs: int) -> tuple[int, float, float]:
     watch = Stopwatch()
     env = torchrl_masked.make_env(num_envs, seed=0)
-    time_torchrl_env(env, watch)
+    watch.patch(env, "_step", "_reset")  # our EnvBase's own work, TorchRL's env layer left out
     start = time.perf_counter()
     _, figures = torchrl_masked.train(env, frames=steps, seed=0)
     return figures["frames"], time.perf_counter() - start, watch.seconds
@@ -102,7 +77,7 @@ def new_door(steps: int, num_envs: int) -> tuple[int, float, float]:
 def selfplay_door(steps: int, num_envs: int) -> tuple[int, float, float]:
     watch = Stopwatch()
     env = torchrl_selfplay.make_env(num_envs, seed=0)
-    time_torchrl_env(env, watch)
+    watch.patch(env, "_step", "_reset")  # our EnvBase's own work, TorchRL's env layer left out
     batch = num_envs * 48  # a 2-player hand per game and batch
     frames = max(steps // batch, 1) * batch
     start = time.perf_counter()
@@ -116,7 +91,7 @@ def reference(steps: int, num_envs: int, threads: int) -> tuple[int, float, floa
         seed=0, num_envs=num_envs, total_timesteps=steps, minutes=0.0, log_every=0, eval_deals=0, threads=threads
     )
     envs = cleanrl_ppo_vector.make_envs(args)
-    time_vector_env(envs.unwrapped if hasattr(envs, "unwrapped") else envs, watch)
+    watch.patch(envs.unwrapped if hasattr(envs, "unwrapped") else envs, "step", "reset")
     start = time.perf_counter()
     _, history = cleanrl_ppo_vector.train(args, envs=envs)
     return len(history) * args.batch_size, time.perf_counter() - start, watch.seconds

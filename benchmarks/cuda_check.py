@@ -5,7 +5,7 @@ this one script, each step in its own process with its own time limit (a failing
 stop the next), its output in ``OUT/<step>.log``, and a summary at the end (``OUT/summary.txt``):
 
 1. ``gpu``: torch, its CUDA and the GPU's name.
-2. ``tests``: ``tests/test_cuda.py`` (the engine against the CPU bit for bit, batched
+2. ``tests``: ``tests/batched/test_cuda.py`` (the engine against the CPU bit for bit, batched
    evaluation, a short training run) and the CUDA tests of ``test_batched.py`` and
    ``test_batched_compact.py``, with ``test_batched_device.py`` (the sync counts).
 3. ``batched``: ``bench_batched.py`` at B = 4,096, 65,536 and 262,144 (target >= 50M steps/s).
@@ -16,7 +16,7 @@ stop the next), its output in ``OUT/<step>.log``, and a summary at the end (``OU
 
 Estimated at about 5 minutes on an H200; each step stops at its own limit (2 to 5 minutes),
 and ``--only`` runs some steps again. ``--quick`` shrinks every step (small batches, short runs) to
-check the script itself on a CPU (``--device cpu --quick``, as ``tests/test_cuda_check.py``).
+check the script itself on a CPU (``--device cpu --quick``, as ``tests/batched/test_cuda_check.py``).
 
 On a machine without the package registry (no ``pip install``), gymnasium and pettingzoo
 travel as wheels (``.whl/`` is git-ignored: a copy of the checkout must carry it); from the
@@ -61,10 +61,10 @@ def commands(device: str, quick: bool) -> dict[str, tuple[list[str], int]]:
     sizes = ["64", "256"] if quick else ["4096", "65536", "262144"]
     return {
         "gpu": ([py, "-c", GPU_INFO], 120),
-        "tests": ([py, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "tests/test_cuda.py",
-                   "tests/test_batched.py::test_cuda_matches_cpu",
-                   "tests/test_batched_compact.py::test_cuda_uint8_format_matches_cpu_float",
-                   "tests/test_batched_device.py"], 300),
+        "tests": ([py, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "tests/batched/test_cuda.py",
+                   "tests/batched/test_batched.py::test_cuda_matches_cpu",
+                   "tests/batched/test_batched_compact.py::test_cuda_uint8_format_matches_cpu_float",
+                   "tests/batched/test_batched_device.py"], 300),
         "batched": ([py, "benchmarks/bench_batched.py", "--device", device, "--sizes", *sizes,
                      "--seconds", "0.3" if quick else "2"], 300),
         "train": ([py, "benchmarks/bench_train.py", "--device", device, "--envs", "256" if quick else "32768",

@@ -7,7 +7,8 @@
 #
 # The figures are the same on any machine with the same package versions; the wall times in the
 # reports are this machine's. pimc and ismcts are left out: they search at every decision on the
-# Python engine, far slower than the batched players, and no budget for them is set yet.
+# Python engine, and a whole deal set takes them a day or more on a 2-core CPU (docs/benchmark.md,
+# "Search players").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 declare -A shipped=([pisti-2p]=pisti-2p [pisti-2p-match]=pisti-2p [pisti-4p-partners]=pisti-4p

@@ -4,7 +4,7 @@ every card accounted for, hand sizes and turns, the R20-R23 totals, pişti count
 R24-R26 match ends, the R29 claims) plus an R30/R31 check that the observation of the seat to
 move does not change when every card it cannot know is dealt again.
 
-Not part of the test run (``tests/test_soak.py`` runs it for a few hands). Prints, per
+Not part of the test run (``tests/env/test_soak.py`` runs it for a few hands). Prints, per
 combination, the hands, decisions, observation checks and violations, then the totals; exits
 with status 1 if any invariant broke (each violation is printed with its combination and seed,
 which replays it).

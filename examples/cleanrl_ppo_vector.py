@@ -50,6 +50,7 @@ from torch import nn
 import pisti_env  # registers "pisti/Pisti-v0" and its vector entry point
 from pisti_env.agents import SeatView
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
+from training.harness.recipes import print_margins
 
 
 # ---------------------------------------------------------------------------- hyperparameters
@@ -406,8 +407,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.save:
         torch.save(agent.state_dict(), args.save)
     if args.eval_deals:
-        for baseline, diff in margins(agent, args.eval_deals, args.eval_seed, args.num_players).items():
-            print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.eval_deals} duplicate deals)")
+        print_margins(margins(agent, args.eval_deals, args.eval_seed, args.num_players), args.eval_deals)
 
 
 if __name__ == "__main__":

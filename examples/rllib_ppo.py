@@ -64,19 +64,29 @@ ends the cluster.
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
 from typing import Any, Sequence
 
-import ray
 import torch
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
 
-from pisti_env.integrations.rllib import SHARED_MODULE, RLModulePlayer, ppo_config, train
+from pisti_env.integrations.rllib import SHARED_MODULE, RLModulePlayer, ppo_config, train, with_training  # noqa: F401  (train: for callers)
 from training.harness import ray_backend
+from training.harness import recipes
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling recipe, however this file is run
+from rllib_ppo_vector import run  # noqa: E402  (the batched recipe's train-save-report tail, shared)
+
 GAME = {"num_players": 2, "target": None}  # the settings trained and evaluated
+
+
+# PPO's hyperparameters (the module docstring explains each one); ``train_batch_size`` is RLlib's
+# ``train_batch_size_per_learner``; make_config's keywords override them.
+PPO: dict[str, Any] = dict(lr=3e-4, train_batch_size=4000, minibatch_size=256, num_epochs=4, gamma=1.0, lambda_=0.95, clip_param=0.2,
+                       entropy_coeff=0.01, vf_clip_param=float("inf"))
 
 
 def make_config(
@@ -84,33 +94,15 @@ def make_config(
     env_runners: int = 0,
     envs_per_runner: int = 16,
     seed: int = 0,
-    lr: float = 3e-4,
-    train_batch_size: int = 4000,
-    minibatch_size: int = 256,
-    num_epochs: int = 4,
-    gamma: float = 1.0,
-    lambda_: float = 0.95,
-    clip_param: float = 0.2,
-    entropy_coeff: float = 0.01,
-    vf_clip_param: float = float("inf"),
     hidden: Sequence[int] = (256, 256),
+    **ppo: Any,
 ) -> PPOConfig:
-    """PPO on 2-player single hands, one shared masked module (see the module docstring for
-    each hyperparameter)."""
+    """PPO on 2-player single hands, one shared masked module (``ppo``: :data:`PPO`'s
+    hyperparameters to change; see the module docstring for each)."""
     config = ppo_config(
         GAME, hidden=hidden, num_env_runners=env_runners, num_envs_per_env_runner=envs_per_runner, seed=seed
     )
-    return config.training(
-        lr=lr,
-        train_batch_size_per_learner=train_batch_size,
-        minibatch_size=minibatch_size,
-        num_epochs=num_epochs,
-        gamma=gamma,
-        lambda_=lambda_,
-        clip_param=clip_param,
-        entropy_coeff=entropy_coeff,
-        vf_clip_param=vf_clip_param,
-    )
+    return with_training(config, PPO, ppo)
 
 
 def margins(algo: Algorithm, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
@@ -123,13 +115,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none; then --steps)")
     parser.add_argument("--steps", type=int, default=None, help="env steps (decisions of any seat) to train for at most")
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
-    parser.add_argument("--seed", type=int, default=0)
+    recipes.add_run_flags(parser, seed=0, save="directory to save the algorithm's checkpoint in", threads="--torch-threads")
     parser.add_argument("--env-runners", type=int, default=0, help="num_env_runners (0: sample in the driver)")
     parser.add_argument("--envs-per-runner", type=int, default=16, help="num_envs_per_env_runner")
-    parser.add_argument("--torch-threads", type=int, default=1, help="torch threads in the driver (learner)")
     parser.add_argument("--address", default=None, help="ray.init(address=...): a running cluster ('auto')")
-    parser.add_argument("--save", default=None, help="directory to save the algorithm's checkpoint in")
     args = parser.parse_args(argv)
     if not args.minutes and args.steps is None:
         parser.error("give --minutes > 0 or --steps: training needs a budget")
@@ -138,30 +127,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     ray_backend.connect(args.address or ray_backend.LOCAL)
     config = make_config(env_runners=args.env_runners, envs_per_runner=args.envs_per_runner, seed=args.seed)
 
-    sampled = [0]
-
-    def report(result: dict[str, Any]) -> None:
+    def log(result: dict[str, Any]) -> None:
         runners = result["env_runners"]
-        sampled[0] = int(runners["num_env_steps_sampled_lifetime"])
         seats = runners.get("agent_episode_returns_mean", {})
         print(
-            f"iter {result['training_iteration']:3d}  steps {sampled[0]:>9,}  "
+            f"iter {result['training_iteration']:3d}  steps {runners['num_env_steps_sampled_lifetime']:>9,}  "
             f"seat returns {', '.join(f'{a} {r:+.2f}' for a, r in sorted(seats.items()))}  "
             f"(sum {sum(seats.values()):+.1e})",
             flush=True,
         )
 
-    start = time.perf_counter()
-    algo = train(config, steps=args.steps, minutes=args.minutes or None, on_result=report)
-    seconds = time.perf_counter() - start
-    print(f"trained {sampled[0]:,} env steps in {seconds:.0f} s ({sampled[0] / seconds:,.0f} steps/s)")
-    if args.save:
-        print(f"saved to {algo.save_to_path(args.save)}")
-    for baseline, diff in margins(algo, args.deals, args.seed).items():
-        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
-    algo.stop()
-    ray.shutdown()
-
+    run(config, args, log, margins)  # train, save, report, stop: as the batched recipe
 
 if __name__ == "__main__":
     main()

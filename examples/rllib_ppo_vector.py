@@ -60,18 +60,25 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import ray
 import torch
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
 
-from pisti_env.integrations.rllib import RLModulePlayer, single_agent_ppo_config, train
+from pisti_env.integrations.rllib import RLModulePlayer, single_agent_ppo_config, train, with_training
 from training.harness import ray_backend
+from training.harness import recipes
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
 GAME = {"num_players": 2, "target": None}  # the settings trained and evaluated
+
+
+# PPO's hyperparameters (the module docstring explains each one); ``train_batch_size`` is RLlib's
+# ``train_batch_size_per_learner``; make_config's keywords override them.
+PPO: dict[str, Any] = dict(lr=1e-3, train_batch_size=8192, minibatch_size=2048, num_epochs=2, gamma=1.0, lambda_=0.8, clip_param=0.2,
+                       entropy_coeff=0.01, vf_clip_param=float("inf"))
 
 
 def make_config(
@@ -80,40 +87,17 @@ def make_config(
     env_runners: int = 0,
     envs_per_runner: int = 256,
     seed: int = 0,
-    lr: float = 1e-3,
-    train_batch_size: int = 8192,
-    minibatch_size: int = 2048,
-    num_epochs: int = 2,
-    gamma: float = 1.0,
-    lambda_: float = 0.8,
-    clip_param: float = 0.2,
-    entropy_coeff: float = 0.01,
-    vf_clip_param: float = float("inf"),
-    hidden: Sequence[int] = (128, 128),
     activation: str = "tanh",
+    hidden: Sequence[int] = (128, 128),
+    **ppo: Any,
 ) -> PPOConfig:
-    """PPO against ``opponent`` on 2-player single hands (see the module docstring for each
-    hyperparameter)."""
+    """PPO against ``opponent`` on 2-player single hands (``ppo``: :data:`PPO`'s
+    hyperparameters to change; see the module docstring for each)."""
     config = single_agent_ppo_config(
-        {"opponent": opponent, **GAME},
-        hidden=hidden,
-        activation=activation,
-        num_env_runners=env_runners,
-        num_envs_per_env_runner=envs_per_runner,
-        seed=seed,
+        {"opponent": opponent, **GAME}, hidden=hidden, activation=activation, num_env_runners=env_runners,
+        num_envs_per_env_runner=envs_per_runner, seed=seed,
     )
-    return config.training(
-        lr=lr,
-        train_batch_size_per_learner=train_batch_size,
-        minibatch_size=minibatch_size,
-        num_epochs=num_epochs,
-        gamma=gamma,
-        lambda_=lambda_,
-        clip_param=clip_param,
-        entropy_coeff=entropy_coeff,
-        vf_clip_param=vf_clip_param,
-        use_kl_loss=False,  # PPO's clipping alone (RLlib adds an adaptive KL penalty by default)
-    )
+    return with_training(config.training(use_kl_loss=False), PPO, ppo)  # PPO's clipping alone (RLlib adds a KL penalty by default)
 
 
 def margins(algo: Algorithm, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
@@ -126,8 +110,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none; then --steps)")
     parser.add_argument("--steps", type=int, default=None, help="env steps (learner decisions) to train for at most")
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation (0: none)")
-    parser.add_argument("--seed", type=int, default=0)
+    recipes.add_run_flags(parser, seed=0, save="directory to save the algorithm's checkpoint in", threads="--torch-threads")
     parser.add_argument("--opponent", default="greedy", help="the other seat's player (one with a batched form)")
     parser.add_argument("--env-runners", type=int, default=0, help="num_env_runners (0: sample in the driver)")
     parser.add_argument("--envs-per-runner", type=int, default=256, help="num_envs_per_env_runner: games per runner")
@@ -135,10 +118,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--train-batch-size", type=int, default=8192)
     parser.add_argument("--minibatch-size", type=int, default=2048)
     parser.add_argument("--num-epochs", type=int, default=2)
-    parser.add_argument("--torch-threads", type=int, default=1, help="torch threads in the driver (learner)")
     parser.add_argument("--address", default=None,
                         help="a Ray cluster to run the env runners on ('auto', HOST:PORT); default: a private local instance")
-    parser.add_argument("--save", default=None, help="directory to save the algorithm's checkpoint in")
     args = parser.parse_args(argv)
     if not args.minutes and args.steps is None:
         parser.error("give --minutes > 0 or --steps: training needs a budget")
@@ -151,30 +132,43 @@ def main(argv: Sequence[str] | None = None) -> None:
         num_epochs=args.num_epochs,
     )
 
-    sampled = [0]
     start = time.perf_counter()
 
-    def report(result: dict[str, Any]) -> None:
+    def log(result: dict[str, Any]) -> None:
         runners = result["env_runners"]
-        sampled[0] = int(runners["num_env_steps_sampled_lifetime"])
         print(
-            f"iter {result['training_iteration']:3d}  {time.perf_counter() - start:5.0f} s  steps {sampled[0]:>9,}  "
+            f"iter {result['training_iteration']:3d}  {time.perf_counter() - start:5.0f} s  "
+            f"steps {runners['num_env_steps_sampled_lifetime']:>9,}  "
             f"return {runners.get('episode_return_mean', float('nan')):+.2f}",
             flush=True,
         )
 
-    algo = train(config, steps=args.steps, minutes=args.minutes or None, on_result=report)
+    run(config, args, log, margins)
+
+
+def run(
+    config: PPOConfig,
+    args: argparse.Namespace,
+    on_result: Callable[[dict[str, Any]], None],
+    margins: Callable[[Algorithm, int, int], dict[str, dict[str, float]]],
+) -> None:
+    """Both RLlib recipes' run: train on ``config`` for ``args``' budget (``--minutes``,
+    ``--steps``; ``on_result`` sees every iteration's result), save the algorithm (``--save``),
+    print the speed and ``margins(algo, deals, seed)`` (``--deals``), then stop it and Ray."""
+    sampled = [0]
+
+    def record(result: dict[str, Any]) -> None:
+        sampled[0] = int(result["env_runners"]["num_env_steps_sampled_lifetime"])
+        on_result(result)
+
+    start = time.perf_counter()
+    algo = train(config, steps=args.steps, minutes=args.minutes or None, on_result=record)
     seconds = time.perf_counter() - start
-    print(f"trained {sampled[0]:,} env steps in {seconds:.0f} s ({sampled[0] / seconds:,.0f} steps/s)")
     if args.save:
         print(f"saved to {algo.save_to_path(args.save)}")
-    if args.deals:
-        for baseline, diff in margins(algo, args.deals, args.seed).items():
-            print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand "
-                  f"({args.deals} duplicate deals)")
+    recipes.report(sampled[0], seconds, args.deals, lambda: margins(algo, args.deals, args.seed), "env steps")
     algo.stop()
     ray.shutdown()
-
 
 if __name__ == "__main__":
     main()

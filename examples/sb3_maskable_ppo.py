@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import time
 from typing import Any, Callable, Sequence
 
@@ -44,6 +43,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 import pisti_env  # registers "pisti/Pisti-v0"
 from pisti_env.integrations.sb3 import PistiSB3VecEnv, PolicySnapshot
+from training.harness import recipes
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
 SETTINGS = dict(num_players=2, target=None)  # the game margins() evaluates: 2-player single hands
@@ -125,7 +125,10 @@ def margins(model: MaskablePPO, deals: int, seed: int = 0) -> dict[str, dict[str
 
 
 def add_ppo_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags that override the door's PPO settings (:data:`BATCHED_PPO` / :data:`STEP_PPO`)."""
+    """The training budget, and flags that override the door's PPO settings (:data:`BATCHED_PPO`
+    / :data:`STEP_PPO`)."""
+    parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none)")
+    parser.add_argument("--steps", type=int, default=100_000_000, help="learner decisions to train for at most")
     parser.add_argument("--n-steps", type=int, default=None, help="steps per game per rollout (batched default 32)")
     parser.add_argument("--batch-size", type=int, default=None, help="minibatch size (batched default %d)" % BATCHED_PPO["batch_size"])
     parser.add_argument("--n-epochs", type=int, default=None, help="passes over each rollout (batched default %d)" % BATCHED_PPO["n_epochs"])
@@ -157,15 +160,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--door", choices=("batched", "step"), default="batched",
                         help="batched: PistiSB3VecEnv (default); step: the step-by-step pisti/Pisti-v0 env")
-    parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none)")
-    parser.add_argument("--steps", type=int, default=100_000_000, help="learner decisions to train for at most")
     parser.add_argument("--num-envs", type=int, default=1024, help="games stepped together (batched door)")
     add_ppo_flags(parser)
     parser.add_argument("--opponent", default="greedy", help="a player spec (default greedy)")
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (small networks on CPU: 1 is fastest)")
-    parser.add_argument("--save", default=None, help="where to save the model (.zip)")
+    recipes.add_run_flags(parser, seed=0, save="where to save the model (.zip)")
     args = parser.parse_args(argv)
     check_flags(parser, args)
     torch.set_num_threads(args.threads)
@@ -180,16 +178,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def report(model: MaskablePPO, steps: int, seconds: float, deals: int, seed: int = 0, save: str | None = None, note: str = "") -> None:
-    """Print the training speed and the load average (``note`` appended), save the model to
-    ``save`` if given, and print its :func:`margins` against ``random`` and ``greedy`` on
-    ``deals`` duplicate deals."""
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan  # others' jobs slow a shared CPU
-    print(f"trained {steps:,} steps in {seconds:.0f} s ({steps / seconds:,.0f} steps/s; load average {load:.1f} "
-          f"on {os.cpu_count()} CPUs){note}", flush=True)
+    """Save the model to ``save`` if given, print the training speed and the load average
+    (``note`` appended), and its :func:`margins` against ``random`` and ``greedy`` on ``deals``
+    duplicate deals (0: none)."""
     if save:
         model.save(save)
-    for baseline, diff in margins(model, deals, seed).items():
-        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({deals} duplicate deals)")
+    recipes.report(steps, seconds, deals, lambda: margins(model, deals, seed), note=note)
 
 
 if __name__ == "__main__":

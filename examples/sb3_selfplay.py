@@ -42,6 +42,7 @@ from pisti_env.integrations import selfplay
 from pisti_env.integrations.sb3 import PolicySnapshot, SnapshotCallback, SnapshotPool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling recipe, however this file is run
+from training.harness import recipes  # noqa: E402
 from sb3_maskable_ppo import SETTINGS, add_ppo_flags, check_flags, make_vec_env, ppo_overrides, report, train  # noqa: E402
 
 
@@ -94,8 +95,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--door", choices=("batched", "step"), default="batched",
                         help="batched: PistiSB3VecEnv with a batched snapshot pool (default); step: SelfPlayEnv over pisti_v0")
-    parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none)")
-    parser.add_argument("--steps", type=int, default=100_000_000, help="learner decisions to train for at most")
     parser.add_argument("--snapshot-every", type=int, default=200_000, help="steps between two snapshots joining the pool")
     parser.add_argument("--pool", type=int, default=5, help="snapshots kept in the pool")
     parser.add_argument("--first", default="random", help="who plays before the first snapshot (batched door; a batched player)")
@@ -103,10 +102,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--envs", type=int, default=8, help="envs stepped together in DummyVecEnv (step door)")
     parser.add_argument("--rollout", type=int, default=2048, help="steps per PPO rollout, over all envs (step door)")
     add_ppo_flags(parser)
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (small networks on CPU: 1 is fastest)")
-    parser.add_argument("--save", default=None, help="where to save the model (.zip)")
+    recipes.add_run_flags(parser, seed=0, save="where to save the model (.zip)")
     args = parser.parse_args(argv)
     check_flags(parser, args)
     torch.set_num_threads(args.threads)

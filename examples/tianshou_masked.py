@@ -2,6 +2,7 @@
 
     pip install -e ".[tianshou]"
     python examples/tianshou_masked.py --minutes 10          # then evaluates vs random, greedy
+    python examples/tianshou_masked.py --opponent self       # self-play: snapshots of the learner
     python examples/tianshou_masked.py --help                # every hyperparameter
 
 Tianshou's own pieces do the work: its ``Collector`` gathers rollouts into a
@@ -27,6 +28,15 @@ steps, 2 passes of 16 minibatches of 1,024 rows) take more gradient steps per de
 cost more per decision, so a 10-minute budget holds fewer of them. At the end the trained actor plays ``pisti-eval``'s
 duplicate deals against ``random`` and ``greedy`` through the harness API.
 
+Self-play (``--opponent self``): the other seat is played by a
+:class:`~pisti_env.integrations.snapshots.SnapshotPool` of frozen copies of the learner's actor
+(``--pool-size`` newest, one drawn per game; ``random`` until the first), a new copy joining
+every ``--snapshot-every`` decisions (:func:`~pisti_env.integrations.tianshou_batched.actor_snapshot`).
+The pool is a batched player, so self-play runs on the same door at the same speed; the
+step-by-step ``examples/tianshou_pettingzoo_selfplay.py`` (a learner at every seat of
+``pisti_v0``) remains for what this cannot do: more seats learning at once, players without a
+batched form.
+
 Reproducibility: ``--seed`` seeds the network, the sampling, Tianshou's minibatch shuffles
 (NumPy's global generator) and the deals; the same seed and ``--total-steps`` give the same run
 on the same machine and thread count (a ``--minutes`` budget stops by the clock, so it is not
@@ -50,14 +60,17 @@ from tianshou.data import Collector, VectorReplayBuffer
 from tianshou.utils.torch_utils import policy_within_training_step
 from tianshou.utils.net.discrete import DiscreteCritic
 
-from pisti_env.integrations.tianshou_batched import ActorPlayer, MaskedActor, ObsTrunk, PistiTianshouVectorEnv
+from pisti_env.integrations.snapshots import SnapshotPool
+from pisti_env.integrations.tianshou_batched import ActorPlayer, MaskedActor, ObsTrunk, PistiTianshouVectorEnv, actor_snapshot
+from training.harness import recipes
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
 SETTINGS = dict(num_players=2, target=None)  # 2-player single hands, as pisti-eval's deals
 
 
-def make_env(num_envs: int, opponent: str = "greedy", **settings: Any) -> PistiTianshouVectorEnv:
-    """``num_envs`` games on the batched engine, the learner against ``opponent``."""
+def make_env(num_envs: int, opponent: Any = "greedy", **settings: Any) -> PistiTianshouVectorEnv:
+    """``num_envs`` games on the batched engine, the learner against ``opponent`` (a batched
+    player: a spec, or an object with ``act_batch`` such as a :class:`SnapshotPool`)."""
     return PistiTianshouVectorEnv(num_envs, opponent=opponent, **{**SETTINGS, **settings})
 
 
@@ -186,6 +199,20 @@ def train(
             "episodes": episodes, "mean_return": mean_return}
 
 
+def snapshots_into(pool: SnapshotPool, algorithm: PPO, every: int) -> Callable[[dict[str, float]], None]:
+    """Self-play: an ``on_update`` callback for :func:`train` that adds a frozen copy of the
+    learner's actor to ``pool`` (the env's opponent) whenever ``every`` more decisions were
+    collected; it plays the other seat from the next collection on."""
+    due = [every]
+
+    def refresh(figures: dict[str, float]) -> None:
+        if figures["steps"] >= due[0]:
+            pool.add(actor_snapshot(algorithm.policy.actor))
+            due[0] = figures["steps"] + every
+
+    return refresh
+
+
 # ----------------------------------------------------------------------------- evaluation
 def margins(algorithm: PPO, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
     """The policy's mean score difference per hand (95% CI) against ``random`` and ``greedy``
@@ -204,14 +231,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--minibatches", type=int, default=16, help="minibatches per pass (of --envs x --steps-per-env rows)")
     parser.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate at the start (annealed linearly to 0)")
     parser.add_argument("--hidden", type=int, nargs="+", default=[128, 128], help="hidden layer widths of the actor and the critic")
-    parser.add_argument("--opponent", default="greedy", help="the other seat's player ('random', 'greedy' or a checkpoint path)")
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation (0: none)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (small networks gain nothing from more)")
+    parser.add_argument("--opponent", default="greedy", help="the other seat's player ('random', 'greedy', a checkpoint path, or 'self': self-play)")
+    parser.add_argument("--pool-size", type=int, default=5, help="self-play: snapshots of the learner kept as opponents")
+    parser.add_argument("--snapshot-every", type=int, default=200_000, help="self-play: learner decisions between snapshots")
+    recipes.add_run_flags(parser, seed=1, save="where to save the weights (torch state dict)")
     parser.add_argument("--log-every", type=int, default=10, help="print progress every this many updates (0: never)")
-    parser.add_argument("--save", default=None, help="where to save the weights (torch state dict)")
     args = parser.parse_args(argv)
-    for name in ("envs", "steps_per_env", "epochs", "minibatches", "total_steps"):
+    for name in ("envs", "steps_per_env", "epochs", "minibatches", "total_steps", "pool_size", "snapshot_every"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.minutes < 0 or args.deals < 0:
@@ -221,27 +247,30 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    pool = SnapshotPool(first="random", size=args.pool_size) if args.opponent == "self" else None
     try:
-        envs = make_env(args.envs, opponent=args.opponent)
+        envs = make_env(args.envs, opponent=pool or args.opponent)
     except (TypeError, ValueError) as error:
         parser.error(str(error))
     updates = math.ceil(args.total_steps / (args.envs * args.steps_per_env))
     schedule = BudgetLinearLR(updates, args.minutes * 60.0 if args.minutes > 0 else math.inf)
     algorithm = build(envs, hidden=args.hidden, lr=args.lr, schedule=schedule)
 
+    refresh = snapshots_into(pool, algorithm, args.snapshot_every) if pool is not None else None
+
     def log(figures: dict[str, float]) -> None:
+        if refresh is not None:
+            refresh(figures)
         if args.log_every and figures["update"] % args.log_every == 0:
             print(f"update {figures['update']} step {figures['steps']:,}: return {figures['mean_return']:+.2f}, "
                   f"entropy {figures['entropy']:.3f}, {figures['steps'] / figures['seconds']:,.0f} steps/s", flush=True)
 
     stats = train(algorithm, envs, args.total_steps, minutes=args.minutes, steps_per_env=args.steps_per_env,
                   epochs=args.epochs, minibatches=args.minibatches, seed=args.seed, on_update=log)
-    print(f"trained {stats['steps']:,} steps in {stats['seconds']:.0f} s ({stats['steps_per_s']:,.0f} steps/s)")
     if args.save:
         torch.save(algorithm.state_dict(), args.save)
-    if args.deals:
-        for baseline, diff in margins(algorithm, args.deals).items():
-            print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
+    note = f", {pool.added} snapshots" if pool is not None else ""
+    recipes.report(stats["steps"], stats["seconds"], args.deals, lambda: margins(algorithm, args.deals), note=note)
 
 
 if __name__ == "__main__":

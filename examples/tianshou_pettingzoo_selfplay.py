@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -51,8 +53,11 @@ from tianshou.utils.net.discrete import DiscreteCritic
 
 from pisti_env import pisti_v0
 from pisti_env.cards import NUM_CARD_IDS, TABLE_SIZE
-from pisti_env.integrations.tianshou_batched import ActorPlayer, MaskedActor, ObsTrunk  # the masked network, shared with the batched door
-from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
+from pisti_env.integrations.tianshou_batched import MaskedActor, ObsTrunk  # the masked network, shared with the batched door
+from training.harness import recipes
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling recipe, however this file is run
+from tianshou_masked import margins  # noqa: E402  (the batched recipe's evaluation: the same actor, the same deals)
 
 # Tianshou's episode statistics warn that each episode's return is a vector (one per seat): it is.
 logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
@@ -224,14 +229,6 @@ def train(
     return {"steps": done, "seconds": seconds, "steps_per_s": done / seconds}
 
 
-# ----------------------------------------------------------------------------- evaluation
-def margins(algorithm: SelfPlayPPO, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
-    """The policy's mean score difference per hand (95% CI) against ``random`` and ``greedy``
-    on ``deals`` duplicate deals, each played once from either seat."""
-    algorithm.eval()
-    return baseline_margins(ActorPlayer(algorithm.policy.actor), deals=deals, seed=seed, **SETTINGS)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=120_000, help="decisions to train for, all seats counted")
@@ -240,10 +237,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--epochs", type=int, default=4, help="passes over each collected batch")
     parser.add_argument("--minibatch", type=int, default=512, help="rows per gradient step")
     parser.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (small networks gain nothing from more)")
-    parser.add_argument("--save", default=None, help="where to save the weights (torch state dict)")
+    recipes.add_run_flags(parser, seed=0, save="where to save the weights (torch state dict)")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
@@ -252,11 +246,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     algorithm = build(make_env(), lr=args.lr)
     stats = train(algorithm, envs, args.steps, hands_per_update=args.hands, epochs_per_update=args.epochs,
                   minibatch=args.minibatch, seed=args.seed)
-    print(f"trained {stats['steps']:,} steps in {stats['seconds']:.0f} s ({stats['steps_per_s']:,.0f} steps/s)")
     if args.save:
         torch.save(algorithm.state_dict(), args.save)
-    for baseline, diff in margins(algorithm, args.deals, args.seed).items():
-        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
+    recipes.report(stats["steps"], stats["seconds"], args.deals, lambda: margins(algorithm, args.deals, args.seed))
 
 
 if __name__ == "__main__":

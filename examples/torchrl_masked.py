@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import time
 from typing import Any, Callable, Sequence
 
@@ -58,6 +57,7 @@ from torchrl.objectives.value import GAE
 
 from pisti_env.agents import SeatView
 from pisti_env.integrations.torchrl_batched import PistiTorchRLEnv
+from training.harness import recipes
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
 
 # PPO's settings; train()'s docstring says what each one does.
@@ -244,23 +244,26 @@ def margins(actor: ProbabilisticActor, deals: int, seed: int = 0) -> dict[str, d
     return baseline_margins(TorchRLPlayer(actor), deals=deals, seed=seed, num_players=2)
 
 
+def add_ppo_flags(parser: argparse.ArgumentParser, defaults: dict[str, Any]) -> None:
+    """A flag for every PPO setting in ``defaults`` (``learning_rate`` -> ``--learning-rate``),
+    its default the dict's value; ``train()``'s docstring explains each."""
+    for name, value in defaults.items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=value, help="see train()")
+        else:
+            parser.add_argument(flag, type=type(value), default=value, help="see train() (default: %(default)s)")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none)")
     parser.add_argument("--frames", type=int, default=100_000_000, help="learner decisions to train for at most")
     parser.add_argument("--num-envs", type=int, default=1024, help="games stepped together (the env's batch size)")
     parser.add_argument("--opponent", default="greedy", help="the other seat's player (a batched one)")
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation (0: none)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    recipes.add_run_flags(parser, seed=1, save="where to save the actor's state_dict (.pt)")
     parser.add_argument("--device", default="cpu", help="torch device of the env and the networks")
-    parser.add_argument("--save", default=None, help="where to save the actor's state_dict (.pt)")
-    for name, value in DEFAULTS.items():
-        flag = "--" + name.replace("_", "-")
-        if isinstance(value, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=value, help="see train()")
-        else:
-            parser.add_argument(flag, type=type(value), default=value, help="see train() (default: %(default)s)")
+    add_ppo_flags(parser, DEFAULTS)
     args = parser.parse_args(argv)
     for name in ("num_envs", "frames", "threads"):
         if getattr(args, name) < 1:
@@ -274,14 +277,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(str(error))
     ppo = {name: getattr(args, name) for name in DEFAULTS}
     actor, figures = train(env, args.frames, minutes=args.minutes, seed=args.seed, log=lambda line: print(line, flush=True), **ppo)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
-    print(f"trained {figures['frames']:,} steps in {figures['seconds']:.0f} s ({figures['steps_per_s']:,.0f} steps/s; "
-          f"load average {load:.1f} on {os.cpu_count()} CPUs)")
     if args.save:
         torch.save(actor.state_dict(), args.save)
-    if args.deals:
-        for baseline, diff in margins(actor, args.deals).items():
-            print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
+    recipes.report(figures["frames"], figures["seconds"], args.deals, lambda: margins(actor, args.deals))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ At the end the policy plays ``pisti-eval``'s duplicate deals against ``random`` 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 import warnings
@@ -59,6 +60,7 @@ from torchrl.modules import MaskedCategorical, ProbabilisticActor
 from torchrl.objectives import ClipPPOLoss, ValueEstimators
 
 import pisti_env
+from training.harness import recipes
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling recipe, however this file is run
 from torchrl_masked import TorchRLPlayer, margins  # noqa: E402,F401  (the batched recipe's harness player and evaluation)
 
@@ -143,10 +145,12 @@ def train(
     frames: int,
     seed: int = 0,
     on_batch: Callable[[TensorDictBase], None] | None = None,
+    minutes: float = 0.0,
     **ppo: Any,
 ) -> ProbabilisticActor:
     """Self-play PPO on ``env`` (from :func:`make_env`) for ``frames`` plays (all seats and
-    tables together); returns the actor.
+    tables together) or ``minutes`` of wall clock (0: no limit; checked after each batch's
+    update), whichever comes first; returns the actor.
 
     ``on_batch`` (optional) sees every batch the collector gathered, before learning from it.
     ``ppo`` overrides :data:`DEFAULTS`:
@@ -186,6 +190,7 @@ def train(
         auto_register_policy_transforms=False,  # the policy keeps no recurrent state
     )
 
+    budget, start = (minutes * 60.0 if minutes > 0 else math.inf), time.perf_counter()
     for batch in collector:
         if on_batch is not None:
             on_batch(batch)
@@ -208,6 +213,8 @@ def train(
                 nn.utils.clip_grad_norm_(loss.parameters(), cfg["max_grad_norm"])
                 optimizer.step()
         collector.update_policy_weights_()
+        if time.perf_counter() - start >= budget:
+            break
     collector.shutdown()
     return actor
 
@@ -217,10 +224,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--frames", type=int, default=240_000, help="plays to train for (all seats together)")
     parser.add_argument("--frames-per-batch", type=int, default=DEFAULTS["frames_per_batch"], help="plays per PPO batch")
     parser.add_argument("--envs", type=int, default=8, help="tables stepped together (SerialEnv)")
-    parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    parser.add_argument("--save", default=None, help="where to save the actor's state_dict (.pt)")
+    recipes.add_run_flags(parser, seed=0, save="where to save the actor's state_dict (.pt)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
@@ -234,11 +238,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         make_env(args.envs, seed=args.seed), args.frames, seed=args.seed, on_batch=progress, frames_per_batch=args.frames_per_batch
     )
     seconds = time.perf_counter() - start
-    print(f"trained {args.frames:,} plays in {seconds:.0f} s ({args.frames / seconds:,.0f} steps/s)")
     if args.save:
         torch.save(actor.state_dict(), args.save)
-    for baseline, diff in margins(actor, args.deals, args.seed).items():
-        print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({args.deals} duplicate deals)")
+    recipes.report(args.frames, seconds, args.deals, lambda: margins(actor, args.deals, args.seed), "plays")
 
 
 if __name__ == "__main__":

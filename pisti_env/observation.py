@@ -236,7 +236,7 @@ class ObservationEncoder:
       code) pair, so that :meth:`encode` fills the card block with one gather (issue 17); its
       other private tables are the count gather as ``itemgetter`` s and the one-hot and static
       entries as bytes. :meth:`encode` returns the very bytes the vectorised form above gives
-      (``tests/test_env_digest.py``).
+      (``tests/env/test_env_digest.py``).
     """
 
     def __init__(self, settings: Settings) -> None:

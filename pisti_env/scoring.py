@@ -1,7 +1,7 @@
 """What a play takes and what it scores: every scoring fact of RULES.md, written once.
 
 The Python engine (:mod:`pisti_env.game`), the batched engine, the scripted players and the
-trainer's batched opponents all read their numbers from here; ``tests/test_rule_facts.py``
+trainer's batched opponents all read their numbers from here; ``tests/project/test_rule_facts.py``
 fails if a rule value appears as a bare literal anywhere else in the package.
 
 Captures (R10, R11), card points (R20), piştis (R13–R17), the majority (R21) and the bluff

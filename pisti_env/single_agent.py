@@ -38,7 +38,7 @@ it is the learner's turn again.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Callable
 
 import gymnasium
 import numpy as np
@@ -50,7 +50,7 @@ from .game import Game
 from .observation import ObservationEncoder
 from .render import render_text
 from .rewards import REWARD_MODES, side_difference, win_rewards
-from .rules import make_settings
+from .rules import Settings, make_settings
 from .seeding import next_game_seed
 from .spaces import action_space, observation_space
 
@@ -80,6 +80,37 @@ def check_reset_options(options: dict[str, Any] | None, num_players: int) -> tup
     if unknown:
         raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
     return options, check_seat(options.get("seat"), num_players, "options['seat']")
+
+
+class SeatPlayers:
+    """The players of the seats around a one-learner env's learner: the ``partner`` spec plays
+    the learner's side (R4), the ``opponent`` spec every other seat. Each (role, seat) is built
+    once with ``build(spec, role, settings=...)`` (a spec string gives every seat its own player,
+    a player object plays them all), and every seat the learner may take has its players built
+    in the constructor, so a bad spec fails there, never in the middle of an episode."""
+
+    def __init__(self, settings: Settings, opponent: Any, partner: Any, fixed_seat: int | None,
+                 build: Callable[..., Player]) -> None:
+        self.settings = settings
+        self._specs = {"opponent": opponent, "partner": opponent if partner is None else partner}
+        self._build = build
+        self._built: dict[tuple[str, int], Player] = {}
+        n = settings.num_players
+        for learner in range(n) if fixed_seat is None else (fixed_seat,):
+            self.around(learner)
+
+    def around(self, learner: int) -> list[Player | None]:
+        """Every seat's player while the learner sits at ``learner`` (None at the learner)."""
+        return [None if other == learner else self.of(learner, other) for other in range(self.settings.num_players)]
+
+    def of(self, learner: int, other: int) -> Player:
+        """The player of seat ``other`` while the learner sits at ``learner``."""
+        side_of = self.settings.side_of
+        role = "partner" if side_of(other) == side_of(learner) else "opponent"
+        player = self._built.get((role, other))
+        if player is None:
+            player = self._built[(role, other)] = self._build(self._specs[role], role, settings=self.settings)
+        return player
 
 
 class PistiEnv(gymnasium.Env):
@@ -139,30 +170,11 @@ class PistiEnv(gymnasium.Env):
         self.observation_space = observation_space(self.settings, self.encoder.layout)
         self.action_space = action_space(self.settings)
         self.num_actions = self.settings.num_actions
-        self._specs = {"opponent": opponent, "partner": opponent if partner is None else partner}
-        self._players: dict[tuple[str, int], Player] = {}
-        # Build (and so check) the players of every seat that can need one now, not mid-episode.
-        for learner in range(n) if self.fixed_seat is None else (self.fixed_seat,):
-            for other in range(n):
-                if other != learner:
-                    self._player(learner, other)
+        self._others = SeatPlayers(self.settings, opponent, partner, self.fixed_seat, as_player)
         self._seeder: random.Random | None = None
         self.game: Game | None = None
         self.seat = -1
         self._value = 0.0
-
-    # ------------------------------------------------------------------ players
-    def _role(self, learner: int, other: int) -> str:
-        side_of = self.settings.side_of
-        return "partner" if side_of(other) == side_of(learner) else "opponent"
-
-    def _player(self, learner: int, other: int) -> Player:
-        """The player of seat ``other`` while the learner sits at ``learner`` (built once)."""
-        role = self._role(learner, other)
-        player = self._players.get((role, other))
-        if player is None:
-            player = self._players[(role, other)] = as_player(self._specs[role], role, settings=self.settings)
-        return player
 
     # ------------------------------------------------------------------ reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -176,9 +188,7 @@ class PistiEnv(gymnasium.Env):
         if seat is None:
             seat = self.fixed_seat
         if seat is not None:
-            for other in range(n):  # a seat that was never drawn may need its players built
-                if other != seat:
-                    self._player(seat, other)
+            self._others.around(seat)  # a seat that was never drawn may need its players built
         super().reset(seed=seed)  # self.np_random: the seat draw and the players' seeds
         drawn = int(self.np_random.integers(n))
         player_seeds = self.np_random.integers(0, 2**63, size=n)
@@ -187,7 +197,7 @@ class PistiEnv(gymnasium.Env):
         self.seat = drawn if seat is None else seat
         for other in range(n):
             if other != self.seat:
-                self._player(self.seat, other).reset(int(player_seeds[other]))
+                self._others.of(self.seat, other).reset(int(player_seeds[other]))
         self._value = self._side_value()
         self._play_others()
         if self.render_mode == "human":
@@ -226,7 +236,7 @@ class PistiEnv(gymnasium.Env):
         game, seat = self.game, self.seat
         while not game.done and game.turn != seat:
             other = game.turn
-            game.step(self._player(seat, other).act(SeatView(game, other)))
+            game.step(self._others.of(seat, other).act(SeatView(game, other)))
 
     # ------------------------------------------------------------------ rewards
     def _side_value(self) -> float:

@@ -13,7 +13,7 @@ checkpoint path, or a player object that has one; ``"pimc"`` has none and is ref
   ``active`` mask) with the other players' choices until every game is at its learner's turn
   again: a varying number of moves per game (3–4 players, hand ends, R29's answers).
 * **Rewards, observations, infos**: as :class:`PistiEnv` gives them, game for game on the same
-  decks (``tests/test_vector_env.py`` checks it): the reward is everything the learner received
+  decks (``tests/env/test_vector_env.py`` checks it): the reward is everything the learner received
   since its previous decision (``reward="diff"``: an episode's rewards add up to its final score
   difference; ``"win"``: ±1 at the end). Observation: ``{"observation": (N, size) float32,
   "action_mask": (N, actions) int8}``; :meth:`PistiVectorEnv.action_masks` gives the masks as

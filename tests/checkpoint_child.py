@@ -1,4 +1,4 @@
-"""Child processes the checkpoint-safety tests kill with SIGKILL (tests/test_checkpoint_safety.py).
+"""Child processes the checkpoint-safety tests kill with SIGKILL (tests/trainer/test_checkpoint_safety.py).
 
 Each runs in a process forked from a forkserver that has already imported torch and the
 trainer, so a child starts in a fraction of a second. With ``slow_seed``, every rename,
@@ -54,3 +54,18 @@ def save_repeatedly(values: dict[str, Any], directory: str, slow_seed: int, read
     while True:
         trainer.step += 1
         trainer.save(directory, with_trainer_state=trainer.step % 2 == 0)
+
+
+def pisti_train(argv: list[str], stderr_path: str) -> None:
+    """``pisti-train ARGV`` as a process of its own (the run-directory lock tests,
+    tests/trainer/test_run_directory.py): its stderr into ``stderr_path``, its exit status the
+    command's."""
+    import sys
+
+    from training.trainer.cli import main
+
+    with open(stderr_path, "w", encoding="utf-8") as stderr:
+        sys.stderr = stderr
+        code = main(argv)
+        stderr.flush()
+    raise SystemExit(code)

@@ -6,7 +6,7 @@ The run also guards against leftover processes: pytest becomes a child subreaper
 whatever a test starts (torchrun ranks, Ray workers, pexpect children, forkserver workers) stays
 its descendant even if the process in between dies, and at the end of the run, Ctrl-C and
 SIGTERM included, every descendant still alive is stopped (SIGTERM, then SIGKILL).
-``tests/test_process_cleanup.py`` interrupts a run and looks for survivors.
+``tests/project/test_process_cleanup.py`` interrupts a run and looks for survivors.
 
 Tests marked ``long`` (training runs, soaks) are left out of a plain ``python -m pytest``;
 ``python -m pytest -m long`` runs them (CI does, in a step of its own), as does any ``-m``
@@ -39,8 +39,26 @@ def settings_case(request) -> Case:
 
 
 # ------------------------------------------------------------------------------- long tests
+# Modules slow as a whole: together about three quarters of the default run's time (measured
+# with `python -m pytest --durations=0`), and the RL libraries' tests (tests/integration/, run
+# where the libraries are installed). Their tests carry the `slow` mark, so that
+# `python -m pytest -m "not slow"` is a quick loop of about two minutes on two cores; the
+# default run and CI run them all.
+SLOW_MODULES = {
+    "test_batched.py", "test_pause.py", "test_cuda_check.py", "test_docs_examples.py", "test_trainer.py",
+    "test_distributed.py", "test_benchmark.py", "test_invariants.py", "test_pisti_play_pty.py", "test_agents.py",
+    "test_export.py", "test_exploit.py", "test_observation.py", "test_determinize.py", "test_bluffer.py",
+    "test_illegal_actions.py", "test_to_game.py", "test_run_directory.py", "test_checkpoint_safety.py",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before the -m selection reads the marks
 def pytest_collection_modifyitems(config, items):
-    """Leave ``long`` tests out unless the ``-m`` expression asks about them."""
+    """Mark the slow modules' tests ``slow``; leave ``long`` tests out unless the ``-m``
+    expression asks about them."""
+    for item in items:
+        if item.path.name in SLOW_MODULES or item.path.parent.name == "integration":
+            item.add_marker(pytest.mark.slow)
     if "long" in (config.getoption("markexpr") or ""):
         return
     kept = [item for item in items if item.get_closest_marker("long") is None]

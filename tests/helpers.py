@@ -579,3 +579,107 @@ def recorded_random_game(seed: int, **settings: Any) -> list[dict]:
         downs = [a for a in legal if FACE_DOWN <= a < BELIEVE]
         recorder.step(rng.choice(downs) if downs and rng.random() < 0.5 else rng.choice(legal))
     return records
+
+
+def tiny_config(tmp_path: Path, **overrides: Any):
+    """The trainer tests' smallest run: 16 games, 8-step rollouts, 6 updates, a tiny network,
+    one thread, no evaluations or checkpoints unless asked, written to ``tmp_path / "run"``."""
+    values = dict(
+        num_envs=16, rollout_steps=8, total_steps=16 * 8 * 6, target=51, hidden_sizes=(32,),
+        snapshot_every=2, eval_every=0, checkpoint_every=0, torch_threads=1, out_dir=str(tmp_path / "run"),
+    )
+    values.update(overrides)
+    return train_config(**values)
+
+
+# =========================================================================== engines side by side
+class ScriptedShuffle(random.Random):
+    """Stands in for a Game's generator: the next hand of a match is dealt from the deck the
+    batched engine drew (the two engines draw their decks differently; the rules are what is
+    compared)."""
+
+    def __init__(self, deck: list[int]) -> None:
+        super().__init__(0)
+        self.deck = deck
+
+    def shuffle(self, x: list) -> None:  # type: ignore[override]
+        x[:] = self.deck
+
+
+# =========================================================================== deterministic players, decks
+class Lowest:
+    """Test-only player: the lowest legal action id, in both forms (mirrored exactly)."""
+
+    name = "lowest"
+
+    def reset(self, seed=None):
+        pass
+
+    def act(self, view):
+        return min(view.legal_actions)
+
+    def act_batch(self, observation, mask, generator):
+        import torch
+
+        return mask.to(torch.uint8).argmax(1)
+
+
+class Highest(Lowest):
+    """Test-only player: the highest legal action id."""
+
+    name = "highest"
+
+    def act(self, view):
+        return max(view.legal_actions)
+
+    def act_batch(self, observation, mask, generator):
+        import torch
+
+        ids = torch.arange(mask.shape[1], device=mask.device)
+        return torch.where(mask, ids, -1).argmax(1)
+
+
+def random_decks(count: int, rng: random.Random) -> list[list[int]]:
+    """``count`` shuffled single decks, none with a void deal (R7)."""
+    from pisti_env.cards import JACK, NUM_CARD_IDS, RANK, TABLE_SIZE
+
+    decks = []
+    while len(decks) < count:
+        deck = list(range(NUM_CARD_IDS))
+        rng.shuffle(deck)
+        if not all(RANK[c] == JACK for c in deck[:TABLE_SIZE]):  # R7: no void deal
+            decks.append(deck)
+    return decks
+
+
+TINY_BATCH = 8 * 4  # decisions per update of tiny_train_flags' runs
+
+
+def tiny_train_flags(out: Path, *extra: str, steps: int = 4 * TINY_BATCH, checkpoint_every: int = 1) -> list[str]:
+    """``pisti-train``'s command line for a tiny quiet run into ``out`` (8 games x 4 steps per
+    update, hidden layers of 8, single hands, no evaluation, fp32, one thread), then ``extra``."""
+    return ["--steps", str(steps), "--envs", "8", "--rollout", "4", "--hidden-sizes", "8", "--value-hidden-sizes", "8",
+            "--target", "0", "--eval-every", "0", "--checkpoint-every", str(checkpoint_every), "--precision", "fp32",
+            "--threads", "1", "--out", str(out), "--quiet", *extra]
+
+
+def logged_updates(out: Path) -> list[int]:
+    """The update column of a run's ``metrics.csv``."""
+    import csv
+
+    with open(Path(out) / "metrics.csv", encoding="utf-8") as f:
+        return [int(row["update"]) for row in csv.DictReader(f)]
+
+
+def preloaded_forkserver(preload: list[str]):
+    """A ``forkserver`` multiprocessing context whose server has imported ``preload`` (imported
+    here too, before any timing): a child then starts in a fraction of a second instead of
+    importing torch on its own."""
+    import importlib
+    import multiprocessing
+
+    for name in preload:
+        importlib.import_module(name)
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(preload)
+    return context

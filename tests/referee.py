@@ -1,5 +1,5 @@
 """The referee of random play: an independent tally of every hand written from RULES.md
-(R5-R29), checked against the engine after every step; shared by ``tests/test_invariants.py``
+(R5-R29), checked against the engine after every step; shared by ``tests/engine/test_invariants.py``
 and the long soak ``benchmarks/soak.py`` (one implementation).
 
 After every step: card conservation (every physical card in exactly one place, location codes

@@ -6,11 +6,13 @@ from the code itself:
 - ``<!-- pisti:observation-layout SETTINGS -->``: ``ObservationLayout(settings).markdown_table()``
   for the settings given as ``key=value`` words (``num_players=2 bluff=true``).
 - ``<!-- pisti:observation-sizes -->``: the observation size of every table.
+- ``<!-- pisti:settings-table -->``: every game setting of ``pisti_env.rules.Settings``: its
+  keyword, its command-line flag, its default and its docstring.
 - ``<!-- pisti:cli-help COMMAND -->``: the ``--help`` text of a ``pisti-*`` command, read from
   its entry point in ``pyproject.toml``.
 - ``<!-- pisti:include PATH -->``: a file of the repository (e.g. ``CHANGELOG.md``), verbatim.
 
-``tests/docs/test_docs_generated.py`` renders every marker of every page, so a marker that
+``tests/docs/test_docs_examples.py`` renders every marker of every page, so a marker that
 names a missing command or a bad setting fails the tests as well as the strict build.
 """
 
@@ -67,6 +69,26 @@ def observation_sizes(args: str) -> str:
     return "\n".join(rows)
 
 
+def _markdown(text: str) -> str:
+    """reStructuredText's ``literal`` as Markdown's `literal`."""
+    return text.replace("``", "`")
+
+
+def settings_table(args: str) -> str:
+    """The game settings: keyword, flag, default and meaning, from ``Settings`` and its docstring."""
+    import dataclasses
+
+    from pisti_env.flags import SETTINGS_FLAGS, field_docs
+    from pisti_env.rules import Settings
+
+    docs = field_docs(Settings)
+    rows = ["| keyword | flag | default | meaning |", "|---|---|---|---|"]
+    for f in dataclasses.fields(Settings):
+        flag = SETTINGS_FLAGS.get(f.name, ("--" + f.name.replace("_", "-"),))[0]
+        rows.append(f"| `{f.name}` | `{flag}` | `{f.default!r}` | {_markdown(docs[f.name][1])} |")
+    return "\n".join(rows)
+
+
 def entry_points() -> dict[str, str]:
     """``pisti-*`` command name -> ``module:function``, from pyproject.toml."""
     with open(ROOT / "pyproject.toml", "rb") as f:
@@ -96,7 +118,13 @@ def include(args: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-GENERATORS = {"observation-layout": observation_layout, "observation-sizes": observation_sizes, "cli-help": cli_help, "include": include}
+GENERATORS = {
+    "observation-layout": observation_layout,
+    "observation-sizes": observation_sizes,
+    "settings-table": settings_table,
+    "cli-help": cli_help,
+    "include": include,
+}
 
 
 def render(markdown: str) -> str:

@@ -6,7 +6,7 @@ seat's observation (R30–R31): its hand, the unseen cards (the card counting), 
 cards, top card, size and never-turned cards, the hand sizes, the stock and the cards each side
 captured. The rules of thumb (:mod:`pisti_env.agents.expert`) are computed for all 52 cards at
 once in float64, operation for operation in the order the Python player computes them, so the
-values are the same doubles and the tie sets the same sets (``tests/test_expert_batched.py``
+values are the same doubles and the tie sets the same sets (``tests/batched/test_expert_batched.py``
 checks them decision by decision). The exact endgame (two players, stock empty) is solved in
 Python for the rows where it applies, by the very function the Python player calls
 (:func:`~pisti_env.agents.expert.endgame_choices`): a few rows per batch step, late in a hand.

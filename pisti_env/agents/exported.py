@@ -15,7 +15,8 @@ engine (``act_batch``), so the harness plays it on the batched engine like a che
 ``play`` modes are the checkpoint player's (:class:`training.trainer.policy.CheckpointPlayer`):
 ``argmax``, ``sample`` (Gumbel-max over the log-probabilities: the same draws as the checkpoint
 with the same generator) and ``sample_bluffs`` (R29's kind of action drawn by its total
-probability, then the most likely card of that kind).
+probability, then the most likely card of that kind: :func:`pisti_env.batched.draws.draw_bluffs`,
+the checkpoint player's own rule).
 
 Reading a ``.pt`` needs torch; a ``.onnx`` needs ``onnxruntime`` (the ``onnx`` extra) and torch
 only for ``act_batch``/``act``'s draws.
@@ -29,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN, NUM_PLAIN_ACTIONS
 from ..observation import OBS_VERSION
 from ..rules import Settings
 from .view import SeatView
@@ -148,20 +148,14 @@ class ExportedPolicy:
 
         logp = self.action_log_probs(observation, mask)
         generator = self.generator if generator is None else generator
-        if self.play == "argmax" or (self.play == "sample_bluffs" and logp.shape[-1] == NUM_PLAIN_ACTIONS):
+        if self.play == "argmax":
             return logp.argmax(-1)
         if self.play == "sample":
             uniform = torch.rand(logp.shape, generator=generator, device=logp.device).clamp_(1e-10, 1.0)
             return (logp - torch.log(-torch.log(uniform))).argmax(-1)
-        # sample_bluffs (R29): draw the kind (face up, face down, believe, challenge) by its mass.
-        p = logp.exp()
-        kinds = torch.stack([p[:, :FACE_DOWN].sum(1), p[:, FACE_DOWN:BELIEVE].sum(1), p[:, BELIEVE], p[:, CHALLENGE]], 1)
-        uniform = torch.rand(kinds.shape, generator=generator, device=logp.device).clamp_(1e-10, 1.0)
-        kind = (torch.log(kinds) - torch.log(-torch.log(uniform))).argmax(1)
-        up = logp[:, :FACE_DOWN].argmax(1)
-        down = logp[:, FACE_DOWN:BELIEVE].argmax(1) + FACE_DOWN
-        answers = torch.tensor([BELIEVE, CHALLENGE], device=logp.device).expand(len(kind), 2)
-        return torch.cat([up[:, None], down[:, None], answers], 1).gather(1, kind[:, None]).squeeze(1)
+        from ..batched.draws import draw_bluffs  # torch: only when a policy plays
+
+        return draw_bluffs(logp, generator)
 
     def __repr__(self) -> str:
         return f"ExportedPolicy({self.name!r}, play={self.play!r})"

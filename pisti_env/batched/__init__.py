@@ -13,7 +13,7 @@ code of each card (``Game.where``, :mod:`pisti_env.locations`) and its playing-s
 once (a capture, the sweep) relabel a row through a small table; everything else is per-game
 counters (rows of :class:`pisti_env.counters.Counter`). The observation is built by applying
 the Python encoder's own lookup tables to those codes, so the two engines share one
-definition of the encoding; ``tests/test_batched.py`` checks them equal, bit for bit, on
+definition of the encoding; ``tests/batched/test_batched.py`` checks them equal, bit for bit, on
 thousands of random games.
 
 Decks come from a counter-based hash of ``(seed, game slot, episode, hand, attempt)``: game
@@ -32,7 +32,7 @@ Speed on a CPU comes from few torch operations per step (a step's cost at small 
 their count, at large ones their memory traffic): the outcome of a face-up play is one row of
 a table built from :mod:`pisti_env.scoring`, the observation's tail one precomputed row per
 (observer, last capturer, dealer, seat to move), and no tensor is copied to the host but at
-the few documented branches (``tests/test_batched_device.py``). ``benchmarks/bench_batched.py``
+the few documented branches (``tests/batched/test_batched_device.py``). ``benchmarks/bench_batched.py``
 measures it.
 
 Modules, one job each:
@@ -48,6 +48,7 @@ Modules, one job each:
 - :mod:`.compact`: the ``"uint8"`` observation format (the float vector packed: the card
   block as bytes) and :func:`~.compact.expand`, which turns it back into floats, bit for bit;
 - :mod:`.critic`: the critic's hidden-information input (R31);
+- :mod:`.draws`: a policy's action from its masked log-probabilities (R29's mixed decisions);
 - :mod:`.engine`: :class:`BatchedPisti`, the façade with the input checks.
 """
 

@@ -8,7 +8,7 @@ zeros: ``k`` is at most 15 with one deck), then the rest's float32 values as the
 bytes. It is cheaper to write than the float vector (one 16-byte element per card, a third to
 a half of the float card block's bytes) and to store or move; a network reads it through
 :func:`expand`, which rebuilds the float vector bit for bit
-(``tests/test_batched_compact.py`` checks it against the float format).
+(``tests/batched/test_batched_compact.py`` checks it against the float format).
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ def deck_order(key: torch.Tensor) -> torch.Tensor:
     ``mix(key * 64 + card)``: a deck (item 0 dealt first). On a CPU the same permutation comes
     from NumPy (:func:`_deck_order_numpy`, a tenth of the time: ``torch.sort`` of small rows
     is slow there); elsewhere from :func:`_deck_order_torch`. Both give the same decks
-    (``tests/test_batched.py``)."""
+    (``tests/batched/test_batched.py``)."""
     return _deck_order_numpy(key) if key.device.type == "cpu" else _deck_order_torch(key)
 
 

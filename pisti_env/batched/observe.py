@@ -3,7 +3,7 @@
 A card's feature row for an observer is looked up from its packed code in
 :class:`~pisti_env.observation.ObservationEncoder`'s tables (``feature_rows``,
 ``count_gather``, ``count_scale``, ``rel_side``, ``static``), so the two engines share one
-definition of the encoding; ``tests/test_batched.py`` checks them equal, bit for bit.
+definition of the encoding; ``tests/batched/test_batched.py`` checks them equal, bit for bit.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ exactly, the deck is ``Game.deck`` (item 0 dealt first, after the R28 cut), the 
 counters are the rows of ``Game.counts``, and the pending claim (R29) is
 ``Game.claimant`` / ``Game.claim_card``. So the converted game gives every seat the same
 observation and the same legal actions as the batched engine, and stepping both with the same
-actions keeps them equal until the hand ends (``tests/test_to_game.py``).
+actions keeps them equal until the hand ends (``tests/engine/test_to_game.py``).
 
 What the batched state does not keep, the converted game fills in as follows (none of it is in
 an observation, and no registered player reads it):

@@ -11,7 +11,7 @@ Two doors, each with a PPO config and RLlib's action-masking module:
   runner expects Gymnasium's next-step autoreset (after a game ends, its next step only
   reports the new episode's start, and the episode records that observation as its first), so
   the env is made with ``autoreset_mode=NEXT_STEP``: the same games, decisions, masks and
-  rewards as the default same-step mode (``tests/test_vector_next_step.py``). An episode's
+  rewards as the default same-step mode (``tests/env/test_vector_next_step.py``). An episode's
   rewards add up to the learner's final score difference, as in the vector env.
 * **Multi-agent, step by step** (:class:`PistiMultiAgentEnv`, :func:`ppo_config`):
   ``pisti_v0`` as a ``MultiAgentEnv``, every seat played by one shared module (self-play),
@@ -90,6 +90,16 @@ def to_rllib_observation(observation: Mapping[str, np.ndarray]) -> dict[str, np.
     return {OBSERVATIONS: observation["observation"], ACTION_MASK: observation["action_mask"]}
 
 
+def env_config_dict(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """RLlib's ``env_config`` for our envs as a plain dict (``None``: no settings); anything but a
+    mapping is a ``TypeError``."""
+    if config is None:
+        return {}
+    if not isinstance(config, Mapping):
+        raise TypeError(f"config must be a mapping (RLlib's env_config) or None, got {type(config).__name__}")
+    return dict(config)
+
+
 def rllib_observation_space(space: spaces.Dict) -> spaces.Dict:
     """``pisti_v0``'s observation space under :func:`to_rllib_observation`'s keys."""
     return spaces.Dict({OBSERVATIONS: space["observation"], ACTION_MASK: space["action_mask"]})
@@ -126,10 +136,7 @@ class PistiMultiAgentEnv(MultiAgentEnv):
     metadata = {"render_modes": ["ansi"]}
 
     def __init__(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
-        if config is None:
-            config = {}
-        if not isinstance(config, Mapping):
-            raise TypeError(f"config must be a mapping (RLlib's env_config) or None, got {type(config).__name__}")
+        config = env_config_dict(config)
         twice = sorted(set(config) & set(kwargs))
         if twice:
             raise ValueError(f"{twice} given both in config and as keyword arguments; give each once")
@@ -250,22 +257,31 @@ def ppo_config(
     PistiMultiAgentEnv(env_config).close()  # a bad config fails here, not in a Ray worker
     env_config = dict(env_config or {})
     check_runners(num_env_runners, num_envs_per_env_runner)
-    module = masked_module(hidden)
-    config = (
-        PPOConfig()
-        .framework("torch")
-        .environment(PistiMultiAgentEnv, env_config=env_config)
-        .env_runners(
-            num_env_runners=num_env_runners,
-            num_envs_per_env_runner=num_envs_per_env_runner,
-            batch_mode="complete_episodes",
-        )
-        .multi_agent(policies={SHARED_MODULE}, policy_mapping_fn=shared_module_for)
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={SHARED_MODULE: module}))
-    )
-    if seed is not None:
-        config = config.debugging(seed=seed)
-    return config
+    module = MultiRLModuleSpec(rl_module_specs={SHARED_MODULE: masked_module(hidden)})
+    config = _config(PistiMultiAgentEnv, env_config, module, seed, num_env_runners=num_env_runners,
+                     num_envs_per_env_runner=num_envs_per_env_runner, batch_mode="complete_episodes")
+    return config.multi_agent(policies={SHARED_MODULE}, policy_mapping_fn=shared_module_for)
+
+
+def _config(env: type, env_config: dict[str, Any], module: Any, seed: int | None, **env_runners: Any) -> PPOConfig:
+    """The two doors' common ``PPOConfig``: torch, the env class and its config, the env
+    runners' settings, the module spec, and the seed (``None``: not seeded)."""
+    config = PPOConfig().framework("torch").environment(env, env_config=env_config).env_runners(**env_runners)
+    config = config.rl_module(rl_module_spec=module)
+    return config if seed is None else config.debugging(seed=seed)
+
+
+def with_training(config: PPOConfig, defaults: Mapping[str, Any], overrides: Mapping[str, Any]) -> PPOConfig:
+    """``config.training(...)`` with a recipe's PPO hyperparameters: ``defaults`` updated by
+    ``overrides`` (a name that is not in ``defaults`` is a ``TypeError``). ``train_batch_size``
+    stands for RLlib's ``train_batch_size_per_learner`` (the recipes train on one learner)."""
+    unknown = sorted(set(overrides) - set(defaults))
+    if unknown:
+        raise TypeError(f"unknown PPO setting(s) {unknown}; known: {sorted(defaults)}")
+    settings = {**defaults, **overrides}
+    if "train_batch_size" in settings:
+        settings["train_batch_size_per_learner"] = settings.pop("train_batch_size")
+    return config.training(**settings)
 
 
 class RLModulePlayer:
@@ -325,14 +341,10 @@ class PistiVectorRLlibEnv(gymnasium.vector.VectorObservationWrapper):
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        if config is None:
-            config = {}
-        if not isinstance(config, Mapping):
-            raise TypeError(f"config must be a mapping (RLlib's env_config) or None, got {type(config).__name__}")
-        fixed = sorted(set(config) & set(VECTOR_ENV_FIXED))
+        options = env_config_dict(config)
+        fixed = sorted(set(options) & set(VECTOR_ENV_FIXED))
         if fixed:
             raise ValueError(f"{fixed} are set for RLlib (next-step autoreset, numpy outputs); leave them out")
-        options = dict(config)
         num_envs = options.pop("num_envs", 1)
         env = gymnasium.make_vec(
             GYM_ENV_ID,
@@ -379,20 +391,8 @@ def single_agent_ppo_config(
     env_config = dict(env_config or {})
     check_runners(num_env_runners, num_envs_per_env_runner)
     PistiVectorRLlibEnv(env_config).close()  # a bad config fails here, not in a Ray worker
-    config = (
-        PPOConfig()
-        .framework("torch")
-        .environment(PistiVectorRLlibEnv, env_config=env_config)
-        .env_runners(
-            num_env_runners=num_env_runners,
-            num_envs_per_env_runner=num_envs_per_env_runner,
-            gym_env_vectorize_mode="vector_entry_point",
-        )
-        .rl_module(rl_module_spec=masked_module(hidden, activation))
-    )
-    if seed is not None:
-        config = config.debugging(seed=seed)
-    return config
+    return _config(PistiVectorRLlibEnv, env_config, masked_module(hidden, activation), seed, num_env_runners=num_env_runners,
+                   num_envs_per_env_runner=num_envs_per_env_runner, gym_env_vectorize_mode="vector_entry_point")
 
 
 def masked_module(hidden: Sequence[int], activation: str = "relu") -> RLModuleSpec:

@@ -33,8 +33,9 @@ would give, game for game, without a Python loop over the games:
   (the engine derives each game's decks from it).
 * **Opponents**: any player with a batched form (``"random"``, ``"greedy"``, ``"expert"``, a
   checkpoint path, an object with ``act_batch``), and for self-play a
-  :class:`SnapshotPool` of frozen copies of the learner's own policy (:class:`PolicySnapshot`),
-  refreshed during training by :class:`SnapshotCallback`.
+  :class:`~pisti_env.integrations.snapshots.SnapshotPool` (shared with the other batched doors)
+  of frozen copies of the learner's own policy (:class:`PolicySnapshot`), refreshed during
+  training by :class:`SnapshotCallback`.
 
 ``get_attr``/``set_attr``/``env_method`` reach the one :class:`PistiVectorEnv` shared by the N
 games (a method runs once and its result is given to every index asked), except
@@ -43,7 +44,6 @@ games (a method runs once and its result is given to every index asked), except
 
 from __future__ import annotations
 
-import random
 from typing import Any, Sequence
 
 import numpy as np
@@ -53,11 +53,11 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from ..agents import Player, SeatView, as_batched_player
 from ..batched import BatchState
 from ..batched.to_game import to_games
 from ..observation import ObservationEncoder
-from ..vector import PistiVectorEnv
+from .doors import door_vector_env
+from .snapshots import FrozenPolicy, SnapshotPool
 
 
 class _FinalMoves:
@@ -87,41 +87,25 @@ class PistiSB3VecEnv(VecEnv):
     Args:
         num_envs: the number of games N (256–4096 keep a CPU busy; the engine's cost per step
             grows slowly with N).
-        opponent: the other side(s)' player: a spec with a batched form (``"random"``,
-            ``"greedy"`` (default), ``"expert"``, a checkpoint path), an object with
-            ``act_batch`` (e.g. a :class:`SnapshotPool`); one player chooses for every
-            opponent seat of every game.
-        partner: the learner's partner's player with partnerships (R4); ``None``: as ``opponent``.
-        seat: the learner's seat, or ``None`` (default) to draw it per episode.
-        reward: ``"diff"`` (default) or ``"win"``.
-        device: the torch device of the engine and the players (observations reach SB3 as
-            NumPy arrays, as every VecEnv's do).
         terminal_observation: build each finished game's ``"terminal_observation"`` (default
             ``True``). The engine restarts a finished game inside the step, so it is rebuilt
             on the Python engine from the game before its final move, which costs about as
             much as the batched step itself. SB3's algorithms read it only to bootstrap
             truncated episodes, and these episodes never truncate: ``False`` leaves it out
             (``info.get("terminal_observation")`` is then ``None``, as SB3 allows).
-        **settings: the game settings (one deck: 2–4 players), as :class:`PistiVectorEnv`.
+        **options: :class:`~pisti_env.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
+            ``"greedy"``; any player with a batched form, or an object with ``act_batch`` such
+            as a :class:`~pisti_env.integrations.snapshots.SnapshotPool`; one player chooses
+            for every opponent seat of every game), ``partner``, ``seat``, ``reward``,
+            ``device`` (of the engine and the players: observations reach SB3 as NumPy arrays,
+            as every VecEnv's do) and the game settings.
     """
 
-    def __init__(
-        self,
-        num_envs: int = 1024,
-        opponent: str | Player = "greedy",
-        partner: str | Player | None = None,
-        seat: int | None = None,
-        reward: str = "diff",
-        device: str | torch.device = "cpu",
-        terminal_observation: bool = True,
-        **settings: Any,
-    ) -> None:
+    def __init__(self, num_envs: int = 1024, terminal_observation: bool = True, **options: Any) -> None:
         if not isinstance(terminal_observation, bool):
             raise TypeError(f"terminal_observation must be True or False, got {terminal_observation!r}")
         self.terminal_observation = terminal_observation
-        self.vector = PistiVectorEnv(
-            num_envs, opponent=opponent, partner=partner, seat=seat, reward=reward, output="numpy", device=device, **settings
-        )
+        self.vector = door_vector_env(type(self).__name__, num_envs, "numpy", options)
         self.settings = self.vector.settings
         self._encoder = ObservationEncoder(self.settings)
         self._actions: np.ndarray | None = None
@@ -241,9 +225,9 @@ class PistiSB3VecEnv(VecEnv):
 
 
 # ---------------------------------------------------------------------------- self-play
-class PolicySnapshot:
+class PolicySnapshot(FrozenPolicy):
     """A frozen copy of an SB3 (maskable) policy as a batched player (``act_batch``) and a
-    harness player (``act``).
+    harness player (``act``), for a :class:`~pisti_env.integrations.snapshots.SnapshotPool`.
 
     Args:
         policy: a ``MaskableActorCriticPolicy`` (``model.policy``); it is copied, so the
@@ -251,12 +235,10 @@ class PolicySnapshot:
         deterministic: play the most likely legal action, or (default) sample one, which keeps
             self-play opponents varied.
         name: the player's name (harness tables).
-
-    Sampling draws from the ``generator`` it is given (the env's, seeded by its ``reset``), or
-    in :meth:`act` from its own, reseeded by :meth:`reset`.
     """
 
     def __init__(self, policy: Any, deterministic: bool = False, name: str = "sb3-snapshot") -> None:
+        super().__init__(deterministic, name, policy.device)
         # A fresh policy with the weights (a deepcopy can fail on tensors of the last update).
         self.policy = type(policy)(**policy._get_constructor_parameters())
         self.policy.load_state_dict(policy.state_dict())
@@ -264,95 +246,10 @@ class PolicySnapshot:
         self.policy.set_training_mode(False)
         for p in self.policy.parameters():
             p.requires_grad_(False)
-        self.deterministic = deterministic
-        self.name = name
-        self._generator = torch.Generator(device=self.policy.device)
 
-    @torch.no_grad()
-    def act_batch(self, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """One legal action per row (``observation`` (B, size) float, ``mask`` (B, actions) bool)."""
-        device = self.policy.device
-        mask = mask.to(device)
-        obs = {"observation": observation.to(device), "action_mask": mask.to(torch.float32)}
-        logits = self.policy.get_distribution(obs, action_masks=mask).distribution.logits
-        if self.deterministic:
-            actions = logits.argmax(1)
-        else:
-            actions = torch.multinomial(logits.softmax(1), 1, generator=generator).squeeze(1)
-        return actions.to(observation.device)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self._generator.manual_seed(seed)
-
-    def act(self, view: SeatView) -> int:
-        observation = view.observation()
-        obs = torch.as_tensor(observation["observation"])[None]
-        mask = torch.as_tensor(observation["action_mask"]).bool()[None]
-        return int(self.act_batch(obs, mask, self._generator)[0])
-
-
-class SnapshotPool:
-    """A batched player made of the learner's last ``size`` snapshots: each game's opponent
-    seats are played by one of them, drawn per game (uniformly, from the env's generator) when
-    the pool changes. Until the first snapshot arrives, ``first`` plays.
-
-    Args:
-        first: a player with a batched form (spec or object; default ``"random"``); it leaves
-            the pool when the first snapshot arrives.
-        size: how many of the newest snapshots to keep (1 = always the latest). More give more
-            varied, older opponents and less chasing of the learner's latest habits.
-        settings: the game settings, for a spec ``first``.
-
-    Each call runs each snapshot once, on its own games' rows (one batched forward pass per
-    snapshot and step of the other seats).
-    """
-
-    name = "sb3-snapshot-pool"
-
-    def __init__(self, first: str | Player = "random", size: int = 5, settings: Any = None) -> None:
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise ValueError(f"size must be an int >= 1 (how many snapshots to keep), got {size!r}")
-        self.size = int(size)
-        kwargs = {} if settings is None else {"settings": settings}
-        self.members: list[Any] = [as_batched_player(first, "first", **kwargs)]
-        self._first = True
-        self.added = 0
-        self._assignment: torch.Tensor | None = None  # (B,) which member plays each game
-
-    def add(self, snapshot: Any) -> None:
-        """Keep ``snapshot`` (an object with ``act_batch``, e.g. a :class:`PolicySnapshot`) and
-        drop the oldest beyond ``size``; every game draws its player again at the next move."""
-        if not callable(getattr(snapshot, "act_batch", None)):
-            raise TypeError(f"snapshot must have act_batch (a batched player), got {type(snapshot).__name__}")
-        self.members = ([] if self._first else self.members) + [snapshot]
-        self.members, self._first = self.members[-self.size:], False
-        self.added += 1
-        self._assignment = None
-
-    def act_batch(self, observation: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        if len(self.members) == 1:
-            return self.members[0].act_batch(observation, mask, generator)
-        B = observation.shape[0]
-        if self._assignment is None or self._assignment.shape[0] != B:
-            self._assignment = torch.randint(len(self.members), (B,), generator=generator, device=generator.device)
-        actions = torch.zeros(B, dtype=torch.int64, device=observation.device)
-        for k, member in enumerate(self.members):
-            rows = (self._assignment == k).nonzero().squeeze(1).to(observation.device)
-            if rows.numel():
-                actions[rows] = member.act_batch(observation[rows], mask[rows], generator).to(torch.int64)
-        return actions
-
-    def reset(self, seed: int | None = None) -> None:
-        """Nothing to reseed: the draws come from the env's generator."""
-
-    def act(self, view: SeatView) -> int:
-        """The harness's single-game form: a member drawn per call (the first member only
-        before any snapshot)."""
-        return random.choice(self.members).act(view)
-
-    def __repr__(self) -> str:
-        return f"SnapshotPool(size={self.size}, holding={len(self.members)}, added={self.added})"
+    def logits(self, observation: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        obs = {"observation": observation, "action_mask": mask.to(torch.float32)}
+        return self.policy.get_distribution(obs, action_masks=mask).distribution.logits
 
 
 class SnapshotCallback(BaseCallback):

@@ -24,7 +24,7 @@ more after the end). PettingZoo's SB3 action-mask tutorial wrapper instead retur
 reward of that one move (the AEC env zeroes it as the agent moves): every reward earned on the
 other seats' moves is lost, and a seat's rewards add up to its score difference only by
 chance (in 32 and 23 of 500 random 2-player hands for the two seats, in none for both at
-once; ``tests/test_selfplay_wrapper.py`` reproduces it). Here the reward of the learner's step is
+once; ``tests/env/test_selfplay_wrapper.py`` reproduces it). Here the reward of the learner's step is
 ``last()``'s reward when the learner is selected next, so each step's reward is everything its
 seat received since its previous decision, the final one included (and the first step also
 carries what arrived before the learner's first decision, which a Gymnasium ``reset`` cannot
@@ -68,7 +68,7 @@ from ..actions import action_id
 from ..agents import Player, SeatView, as_player, view_for_agent
 from ..env import env as pisti_v0_env
 from ..rules import Settings
-from ..single_agent import check_reset_options, check_seat
+from ..single_agent import SeatPlayers, check_reset_options, check_seat
 
 Policy = Callable[[dict], Any]
 """A policy snapshot: ``policy(observation) -> action`` on ``pisti_v0``'s Dict observation of
@@ -256,29 +256,12 @@ class SelfPlayEnv(gymnasium.Env):
         self.observation_space = env.observation_space(agent0)
         self.action_space = env.action_space(agent0)
         self.possible_agents = list(raw.possible_agents)
-        self._roles = {"opponent": opponent, "partner": opponent if partner is None else partner}
-        self._built: dict[tuple[str, int], Player] = {}
-        # Build (and so check) the players of every seat that can need one now, not mid-episode.
-        for learner in range(n) if self.fixed_seat is None else (self.fixed_seat,):
-            for other in range(n):
-                if other != learner:
-                    self._player(learner, other)
+        self._others = SeatPlayers(self.settings, opponent, partner, self.fixed_seat, as_selfplay_player)
         self.seat = -1
         self._started = False
         self._over = True
         self._carry = 0.0
         self._obs: dict[str, np.ndarray] | None = None
-
-    # ------------------------------------------------------------------ players
-    def _player(self, learner: int, other: int) -> Player:
-        """The player of seat ``other`` while the learner sits at ``learner`` (built once per
-        role and seat: a spec gives every seat its own player, an object plays them all)."""
-        side_of = self.settings.side_of
-        role = "partner" if side_of(other) == side_of(learner) else "opponent"
-        player = self._built.get((role, other))
-        if player is None:
-            player = self._built[(role, other)] = as_selfplay_player(self._roles[role], role, settings=self.settings)
-        return player
 
     # ------------------------------------------------------------------ reset / step
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -296,7 +279,7 @@ class SelfPlayEnv(gymnasium.Env):
         self.seat = drawn if seat is None else seat
         for other in range(n):
             if other != self.seat:
-                self._player(self.seat, other).reset(int(player_seeds[other]))
+                self._others.of(self.seat, other).reset(int(player_seeds[other]))
         self._started, self._over = True, False
         obs, self._carry, _, info = self._advance()
         return obs, info
@@ -325,7 +308,7 @@ class SelfPlayEnv(gymnasium.Env):
                 aec.step(None)  # the AEC end protocol: a finished agent steps with None
                 continue
             view = view_for_agent(aec, agent)
-            player = self._player(self.seat, view.seat)
+            player = self._others.of(self.seat, view.seat)
             action = player.act(view)
             if action_id(action, self.settings.num_actions) not in view.legal_actions:
                 raise ValueError(

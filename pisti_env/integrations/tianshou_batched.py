@@ -69,9 +69,10 @@ from tianshou.data import Batch
 from tianshou.env import BaseVectorEnv
 from tianshou.utils.net.common import MLP, AbstractDiscreteActor, ModuleWithVectorOutput
 
-from ..agents import Player, SeatView
+from ..agents import SeatView
 from ..arguments import check_int
-from ..vector import PistiVectorEnv
+from .doors import door_vector_env
+from .snapshots import ModuleSnapshot
 
 
 class PistiTianshouVectorEnv(BaseVectorEnv):
@@ -80,35 +81,21 @@ class PistiTianshouVectorEnv(BaseVectorEnv):
 
     Args:
         num_envs: the number of games N (Tianshou's ``env_num``).
-        opponent: the other side(s)' player with a batched form: ``"random"``, ``"greedy"``
-            (default), a checkpoint path or a player object with ``act_batch``.
-        partner: the learner's partner's player with partnerships; ``None``: as ``opponent``.
-        seat: the learner's seat, or ``None`` (default) to draw it per episode.
-        reward: ``"diff"`` (default: the score difference) or ``"win"``.
-        device: the torch device the engine and the players run on (outputs are NumPy).
         infos: fill the per-game info dicts (``env_id``, ``seat``, ``side``); ``False``
             (default) hands out empty dicts, which Tianshou's collector handles far faster.
-        **settings: the game settings (one deck: 2-4 players), as ``pisti/Pisti-v0``.
+        **options: :class:`~pisti_env.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
+            ``"greedy"``; a player with a batched form, or an object with ``act_batch`` such as
+            a :class:`~pisti_env.integrations.snapshots.SnapshotPool`), ``partner``, ``seat``,
+            ``reward``, ``device`` (the engine's and the players'; outputs are NumPy) and the
+            game settings.
     """
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        opponent: str | Player = "greedy",
-        partner: str | Player | None = None,
-        seat: int | None = None,
-        reward: str = "diff",
-        device: str = "cpu",
-        infos: bool = False,
-        **settings: Any,
-    ) -> None:
+    def __init__(self, num_envs: int = 1, infos: bool = False, **options: Any) -> None:
         if not isinstance(infos, bool):
             raise TypeError(f"infos must be a bool, got {infos!r}")
         # BaseVectorEnv.__init__ builds one worker per env; there are no workers here, only the
         # fields its methods and Tianshou's collectors read.
-        self.vector = PistiVectorEnv(
-            num_envs, opponent=opponent, partner=partner, seat=seat, reward=reward, output="numpy", device=device, **settings
-        )
+        self.vector = door_vector_env(type(self).__name__, num_envs, "numpy", options)
         self.env_num = self.vector.num_envs
         self.wait_num, self.timeout, self.is_async = self.env_num, None, False
         self.waiting_conn, self.waiting_id, self.ready_id = [], [], list(range(self.env_num))
@@ -289,7 +276,7 @@ class MaskedActor(AbstractDiscreteActor):
     def forward(self, obs: Batch, state: Any = None, info: Any = None) -> tuple[torch.Tensor, Any]:
         features, _ = self.trunk(obs)
         logits = self.head(features)
-        legal = torch.as_tensor(np.asarray(obs.mask, dtype=bool), device=logits.device)
+        legal = torch.as_tensor(obs.mask, dtype=torch.bool, device=logits.device)  # NumPy (collector) or torch (snapshots)
         return logits.masked_fill(~legal, torch.finfo(logits.dtype).min), state
 
 
@@ -310,3 +297,11 @@ class ActorPlayer:
         with torch.no_grad():
             logits, _ = self.actor(obs)
         return int(logits.argmax(dim=-1)[0])
+
+
+def actor_snapshot(actor: torch.nn.Module, deterministic: bool = False, name: str = "tianshou-snapshot") -> ModuleSnapshot:
+    """A frozen copy of a masked actor (:class:`MaskedActor`, or any module mapping
+    ``Batch(obs, mask)`` to ``(logits, state)``) as a batched player: the opponent of a
+    :class:`PistiTianshouVectorEnv` or a member of a :class:`~pisti_env.integrations.snapshots.SnapshotPool`
+    (self-play). It samples from the legal actions unless ``deterministic``."""
+    return ModuleSnapshot(actor, lambda net, obs, mask: net(Batch(obs=obs, mask=mask))[0], deterministic, name)

@@ -63,11 +63,10 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
-from ..agents import Player
 from ..arguments import check_int
 from ..batched import BatchedPisti
 from ..rules import make_settings
-from ..vector import PistiVectorEnv
+from .doors import door_vector_env
 
 SEED_BOUND = 2**63  # engine seeds drawn below this
 GROUP = "agents"  # the multi-agent form's one group: every seat of every game
@@ -110,33 +109,18 @@ class PistiTorchRLEnv(EnvBase):
 
     Args:
         num_envs: the number of games N.
-        opponent: the other seats' player (a name, checkpoint path or a player with
-            ``act_batch``), as :class:`~pisti_env.vector.PistiVectorEnv`'s.
-        partner: the learner's partner with partnerships; ``None``: as ``opponent``.
-        seat: the learner's seat, or ``None`` (default) to draw it per episode.
-        reward: ``"diff"`` (default) or ``"win"``.
-        device: the torch device of the engine, the players and every tensor of the env.
         seed: the seed of the first full reset (``None``: unseeded).
-        **settings: the game settings (one deck: 2–4 players); default ``num_players=2`` and
-            single hands (``target=None``).
+        **options: :class:`~pisti_env.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
+            ``"greedy"``; a player with a batched form, or an object with ``act_batch`` such as
+            a :class:`~pisti_env.integrations.snapshots.SnapshotPool`), ``partner``, ``seat``,
+            ``reward``, ``device`` (of the engine, the players and every tensor of the env) and
+            the game settings (one deck: 2–4 players); default ``num_players=2`` and single
+            hands (``target=None``).
     """
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        opponent: str | Player = "greedy",
-        partner: str | Player | None = None,
-        seat: int | None = None,
-        reward: str = "diff",
-        device: str | torch.device = "cpu",
-        seed: int | None = None,
-        **settings: Any,
-    ) -> None:
-        settings = {"num_players": 2, "target": None, **settings}
-        self.vector = PistiVectorEnv(
-            num_envs, opponent=opponent, partner=partner, seat=seat, reward=reward, output="torch", device=device,
-            **settings,
-        )
+    def __init__(self, num_envs: int = 1, seed: int | None = None, **options: Any) -> None:
+        options = {"num_players": 2, "target": None, **options}
+        self.vector = door_vector_env(type(self).__name__, num_envs, "torch", options)
         self._pending_seed = _check_seed(seed)
         N, dev = self.vector.num_envs, self.vector.device
         super().__init__(device=dev, batch_size=torch.Size([N]))

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from helpers import MaskReferee, example_module  # noqa: E402
-from test_sb3_vec_env import VecReferee  # noqa: E402
+from sb3_support import VecReferee  # noqa: E402
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from helpers import MaskReferee, example_module  # noqa: E402
-from test_sb3_vec_env import VecReferee  # noqa: E402
+from sb3_support import VecReferee  # noqa: E402
 
 from pisti_env.integrations.sb3 import PolicySnapshot, SnapshotCallback  # noqa: E402
 

@@ -19,24 +19,17 @@ pytest.importorskip("tianshou")
 
 import torch  # noqa: E402
 
+from pisti_env.integrations.snapshots import SnapshotPool  # noqa: E402
 from pisti_env.rewards import side_difference  # noqa: E402
 
 from helpers import EXAMPLES, example_module  # noqa: E402
+from library_support import one_thread  # noqa: E402,F401  (a fixture)
 
 
 @pytest.fixture(scope="module")
 def recipe():
     """examples/tianshou_masked.py, imported by its name from examples/."""
     return example_module("tianshou_masked")
-
-
-@pytest.fixture
-def one_thread():
-    """Tiny networks on a shared 2-core machine: torch's thread pool only adds contention."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def watch(envs, algorithm):
@@ -66,16 +59,30 @@ def watch(envs, algorithm):
     return finals, rows
 
 
-def test_tianshou_ppo_trains_on_the_batched_door_legally_and_learns_each_score_difference(recipe, one_thread):
-    envs = recipe.make_env(8)
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("selfplay", [False, True], ids=["vs-greedy", "self-play"])
+def test_tianshou_ppo_trains_on_the_batched_door_legally_and_learns_each_score_difference(recipe, selfplay):
+    """Against ``greedy``, and in self-play (``--opponent self``): the other seat played by a
+    pool of frozen copies of the learner's actor, a new one after every update here."""
+    pool = SnapshotPool(first="random", size=2) if selfplay else None
+    envs = recipe.make_env(8, opponent=pool or "greedy")
     torch.manual_seed(3)
     algorithm = recipe.build(envs, hidden=(32,))
     finals, rows = watch(envs, algorithm)
     updates: list[dict[str, float]] = []
+    refresh = recipe.snapshots_into(pool, algorithm, every=8 * 20) if selfplay else (lambda figures: None)
+
+    def on_update(figures: dict[str, float]) -> None:
+        updates.append(figures)
+        refresh(figures)
+
     # 20 vector steps per rollout: hands (24 learner decisions) straddle the rollouts.
     stats = recipe.train(algorithm, envs, total_steps=8 * 20 * 4, steps_per_env=20, epochs=1, minibatches=2,
-                         seed=3, on_update=updates.append)
+                         seed=3, on_update=on_update)
     assert stats["steps"] == 8 * 20 * 4 and stats["updates"] == 4 == len(updates)
+    if selfplay:  # four snapshots taken, the two newest kept, each a frozen copy of the actor
+        assert pool.added == 4 and len(pool.members) == 2
+        assert all(m.module is not algorithm.policy.actor for m in pool.members)
     assert stats["episodes"] == sum(len(f) for f in finals) >= 16
 
     learned = 0
@@ -95,7 +102,8 @@ def test_tianshou_ppo_trains_on_the_batched_door_legally_and_learns_each_score_d
     assert all(math.isfinite(r["mean"]) for r in results.values())
 
 
-def test_tianshou_recipe_same_seed_trains_the_same_weights(recipe, one_thread):
+@pytest.mark.usefixtures("one_thread")
+def test_tianshou_recipe_same_seed_trains_the_same_weights(recipe):
     def run() -> tuple[dict[str, float], list[torch.Tensor]]:
         envs = recipe.make_env(4)
         torch.manual_seed(5)

@@ -16,6 +16,7 @@ pytest.importorskip("torchrl")
 from pisti_env.rewards import side_difference  # noqa: E402
 
 from helpers import example_module  # noqa: E402
+from library_support import assert_player_follows  # noqa: E402
 
 
 class Referee:
@@ -113,17 +114,11 @@ def test_harness_player_plays_the_actors_masked_mode():
     from tensordict import TensorDict
     from torchrl.envs import ExplorationType, set_exploration_type
 
-    from pisti_env import Game, make_settings
-    from pisti_env.agents import SeatView
-
     recipe = example_module("torchrl_masked")
     torch.manual_seed(0)
     actor, _ = recipe.make_modules(recipe.make_env(2, seed=0), hidden=32)
-    player = recipe.TorchRLPlayer(actor)
-    game = Game(make_settings(num_players=2, target=None), seed=4)
-    while not game.done:
-        observation = SeatView(game, game.turn).observation()
-        action = player.act(SeatView(game, game.turn))
+
+    def actors_mode(observation: dict) -> int:
         data = TensorDict(
             {
                 "observation": torch.as_tensor(observation["observation"])[None],
@@ -132,6 +127,6 @@ def test_harness_player_plays_the_actors_masked_mode():
             batch_size=[1],
         )
         with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
-            expected = int(actor(data)["action"][0])
-        assert action == expected and observation["action_mask"][action] == 1
-        game.step(action)
+            return int(actor(data)["action"][0])
+
+    assert_player_follows(recipe.TorchRLPlayer(actor), actors_mode)

@@ -22,6 +22,7 @@ from pisti_env import pisti_v0  # noqa: E402
 from pisti_env.rewards import side_difference  # noqa: E402
 
 from helpers import example_module  # noqa: E402
+from library_support import one_thread  # noqa: E402,F401  (a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -56,16 +57,8 @@ class Referee(PettingZooEnv):
         return obs, rewards, terminated, truncated, info
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny networks on a shared 2-core machine: torch's thread pool only adds contention."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-def test_tianshou_self_play_recipe_trains_legally_and_every_seat_learns_from_its_score_difference(recipe, one_thread):
+@pytest.mark.usefixtures("one_thread")
+def test_tianshou_self_play_recipe_trains_legally_and_every_seat_learns_from_its_score_difference(recipe):
     referees = [Referee(pisti_v0.env(**recipe.SETTINGS)) for _ in range(3)]
     envs = DummyVectorEnv([lambda r=r: r for r in referees])
     record: list[tuple[int, str, float]] = []
@@ -92,7 +85,8 @@ def test_tianshou_self_play_recipe_trains_legally_and_every_seat_learns_from_its
     assert all(math.isfinite(r["mean"]) for r in results.values())
 
 
-def test_tianshou_recipe_same_seed_trains_the_same_weights(recipe, one_thread):
+@pytest.mark.usefixtures("one_thread")
+def test_tianshou_recipe_same_seed_trains_the_same_weights(recipe):
     def run() -> tuple[list, list[torch.Tensor]]:
         record: list[tuple[int, str, float]] = []
         torch.manual_seed(5)

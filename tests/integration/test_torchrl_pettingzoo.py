@@ -20,6 +20,7 @@ from pettingzoo.utils.wrappers import BaseWrapper  # noqa: E402
 from pisti_env.rewards import side_difference  # noqa: E402
 
 from helpers import example_module  # noqa: E402
+from library_support import assert_player_follows  # noqa: E402
 
 
 class Referee(BaseWrapper):
@@ -142,17 +143,11 @@ def test_harness_player_plays_the_actors_masked_mode():
     from tensordict import TensorDict
     from torchrl.envs import ExplorationType, set_exploration_type
 
-    from pisti_env import Game, make_settings
-    from pisti_env.agents import SeatView
-
     recipe = example_module("torchrl_pettingzoo")
     torch.manual_seed(0)
     actor, _ = recipe.make_modules(recipe.make_env(seed=0), hidden=32)
-    player = recipe.TorchRLPlayer(actor)
-    game = Game(make_settings(num_players=2, target=None), seed=4)
-    while not game.done:
-        observation = SeatView(game, game.turn).observation()
-        action = player.act(SeatView(game, game.turn))
+
+    def actors_mode(observation: dict) -> int:
         group = TensorDict(
             {
                 "observation": {"observation": torch.as_tensor(observation["observation"])[None]},
@@ -161,6 +156,6 @@ def test_harness_player_plays_the_actors_masked_mode():
             batch_size=[1],
         )
         with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
-            expected = int(actor(TensorDict({recipe.GROUP: group}))[recipe.GROUP, "action"][0])
-        assert action == expected and observation["action_mask"][action] == 1
-        game.step(action)
+            return int(actor(TensorDict({recipe.GROUP: group}))[recipe.GROUP, "action"][0])
+
+    assert_player_follows(recipe.TorchRLPlayer(actor), actors_mode)

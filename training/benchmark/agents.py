@@ -26,7 +26,6 @@ import importlib
 import inspect
 import os
 import re
-from typing import Any
 
 from pisti_env import Settings
 from pisti_env.agents import Player, checkpoint_location, make_player
@@ -108,17 +107,19 @@ def _sb3_player(path: str, device: str) -> Player:
 
 def _rllib_player(path: str) -> Player:
     try:
-        from ray.rllib.core.rl_module.rl_module import RLModule
+        from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
     except ImportError:
         raise ImportError("an RLlib checkpoint needs the rllib extra: pip install 'pisti[rllib]'") from None
-    from pisti_env.integrations.rllib import RLModulePlayer
 
-    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
-
+    # The layout checked before RLlib's model modules are imported (they log warnings on import).
     modules = os.path.join(path, COMPONENT_LEARNER_GROUP, COMPONENT_LEARNER, COMPONENT_RL_MODULE)
     names = sorted(os.listdir(modules)) if os.path.isdir(modules) else []
     names = [n for n in names if os.path.isdir(os.path.join(modules, n))]
     if len(names) != 1:
         raise ValueError(f"RLlib checkpoint {path!r}: expected one module under {modules!r}, found {names}")
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    from pisti_env.integrations.rllib import RLModulePlayer
+
     module = RLModule.from_checkpoint(os.path.join(modules, names[0]))
     return RLModulePlayer(module, name=os.path.basename(os.path.normpath(path)))

@@ -19,7 +19,6 @@ terminal and ``benchmark.json`` in ``--out`` (default ``runs/benchmark_<agent>``
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys

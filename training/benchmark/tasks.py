@@ -138,19 +138,23 @@ TASKS: dict[str, Task] = {
              anchors={"random": -9.0941625, "greedy": 0.28495000000000004}),
         Task("pisti-2p-match", 1, "2 players, matches to 151 (R24), default rules",
              dict(num_players=2, target=151), ("random", "greedy", "expert", "pisti-2p"), 200, 40_002,
-             "407f514350637cfa4cd231107380f7c2d1805964f517f21f7481e6fb87d6bef6"),
+             "407f514350637cfa4cd231107380f7c2d1805964f517f21f7481e6fb87d6bef6",
+             anchors={"random": 0.12625, "greedy": 0.453125}),
         Task("pisti-4p-partners", 1, "4 players in partnerships (R4), single hands; the agent holds one side",
              dict(num_players=4, partnerships=True, target=None), ("random", "greedy", "expert", "pisti-4p"),
              4_000, 40_003,
-             "0e122d5853538b895f6400563762a0b3e49e76785a896991533dd88545427944"),
+             "0e122d5853538b895f6400563762a0b3e49e76785a896991533dd88545427944",
+             anchors={"random": -9.66178125, "greedy": 0.10949999999999993}),
         Task("pisti-3p", 1, "3 players, single hands; the agent against two copies of each opponent "
              "(no shipped 3-player policy)", dict(num_players=3, target=None), ("random", "greedy", "expert"),
              3_000, 40_004,
-             "b35b1a138f285d4d96f37cdb4c538b118372c3fdd6ddc12b837c479a44add097"),
+             "b35b1a138f285d4d96f37cdb4c538b118372c3fdd6ddc12b837c479a44add097",
+             anchors={"random": -3.229888888888889, "greedy": 0.8156481481481482}),
         Task("pisti-bluff-2p", 1, "2 players, single hands, the bluff variant (R29)",
              dict(num_players=2, target=None, bluff=True), ("random", "greedy", "expert", "pisti-bluff"),
              2_000, 40_005,
-             "76c94cbd53c490ca88d0a3cdce46346e89492a39469655fa3fb41652495eeb5f"),
+             "76c94cbd53c490ca88d0a3cdce46346e89492a39469655fa3fb41652495eeb5f",
+             anchors={"random": -16.5745, "greedy": -2.400875}),
     )
 }
 

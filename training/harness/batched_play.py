@@ -6,9 +6,9 @@ seed=stream_seed(master, stream, i))``, once per seating. Here that game's deale
 come from :func:`pisti_env.deal.first_deal` (the same draws, R5–R7, R28), and those decks
 and dealers start the batched engine's games (:func:`pisti_env.batched.transitions.first_state`),
 one row per (deal, seating). Both engines then play the same hand from the same cards
-(``tests/test_batched.py`` keeps them equal move for move), so a player that chooses the same
+(``tests/batched/test_batched.py`` keeps them equal move for move), so a player that chooses the same
 action for the same observation in both forms gives the same per-deal results on both paths:
-a checkpoint (its most likely legal action) does, which ``tests/test_batched_eval.py`` checks
+a checkpoint (its most likely legal action) does, which ``tests/harness/test_batched_eval.py`` checks
 deal by deal.
 
 ``random``, ``greedy`` and ``expert`` draw here exactly as on the Python path: each seat of

@@ -73,18 +73,22 @@ def remove_strays(parent: str | os.PathLike, name: str | None = None) -> list[Pa
 
 def write_atomic(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     """Write one file through ``write(temporary_path)``, flush it to disk and move it into
-    place (atomic on POSIX), with the permissions of any new file."""
+    place (atomic on POSIX), with the permissions of any new file. An ``OSError`` (a full
+    disk...) names ``path``, never the temporary, and leaves ``path`` as it was."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    os.close(fd)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+        os.close(fd)
         write(tmp)
         _fsync_file(tmp)
         os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes it owner-only; a checkpoint is shared like any file
         os.replace(tmp, path)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from None
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
 
 

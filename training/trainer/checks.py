@@ -90,5 +90,5 @@ FIELD_CHECKS: dict[str, Callable[[str, Any], None]] = {
     "pool_size": _number(int, 1), "baselines": _specs, "pool_temperature": _number(float, 0, low_open=True),
     "pool_uniform_share": _number(float, 0, 1), "pool_margin_decay": _number(float, 0, 1, low_open=True),
     "eval_every": _number(int, 0), "eval_deals": _number(int, 1), "eval_baselines": _specs,
-    "checkpoint_every": _number(int, 0), "keep_checkpoints": _number(int, 1), "out_dir": _text(),
+    "checkpoint_every": _number(int, 0), "checkpoint_minutes": _number(float, 0), "keep_checkpoints": _number(int, 1), "out_dir": _text(),
 }

@@ -32,7 +32,8 @@ class TrainConfig:
             evenly among them.
         rollout_steps: batch steps per rollout; a rollout holds ``num_envs * rollout_steps``
             decisions.
-        device: torch device for the engine and the networks.
+        device: torch device for the engine and the networks (``--resume --device`` moves a run
+            between a GPU and a CPU).
         torch_threads: intra-op threads for torch on the CPU (0 = torch's default).
         precision: ``"bf16"`` runs the networks' matrix products in bfloat16 (weights and
             optimizer stay float32), about twice as fast on CPUs with AMX and on GPUs (on
@@ -188,6 +189,11 @@ class TrainConfig:
         eval_baselines: the players (registry specs) the evaluations play against.
         checkpoint_every: updates between checkpoints (and at the end; 0: only at the end); a kill costs at most
             the updates since the last one.
+        checkpoint_minutes: wall-clock minutes between checkpoints, besides ``checkpoint_every``
+            (0: none by time), so that a kill (``kill -9``, a power cut) costs at most this much
+            work however long an update interval takes on the machine. A checkpoint is written
+            between two updates and draws no random number, so the run trains the same whether
+            or not one was written.
         keep_checkpoints: how many of the newest checkpoints a run keeps in
             ``OUT/checkpoints/`` (at least 1; ``OUT/checkpoint`` links to the newest). The
             older one is the fallback if the newest is found damaged on disk.
@@ -249,6 +255,7 @@ class TrainConfig:
     eval_deals: int = 500
     eval_baselines: tuple[str, ...] = ("random", "greedy")
     checkpoint_every: int = 25
+    checkpoint_minutes: float = 5.0
     keep_checkpoints: int = 2
     out_dir: str = "runs/pisti"
 
@@ -347,4 +354,5 @@ def flag(name: str) -> str:
 
 # The fields ``pisti-train --resume`` may change (a resumed run otherwise keeps its checkpoint's
 # config and game; a flag contradicting them is an error, training.trainer.resume.resume_config).
-RESUMABLE = ("total_steps", "torch_threads", "checkpoint_every", "keep_checkpoints", "eval_every", "eval_deals", "out_dir")
+RESUMABLE = ("total_steps", "torch_threads", "checkpoint_every", "checkpoint_minutes", "keep_checkpoints", "eval_every",
+             "eval_deals", "out_dir", "device")

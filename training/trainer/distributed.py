@@ -13,7 +13,7 @@ are slots ``r * envs / N ...`` of it), one permutation (drawn from a generator a
 alike) cuts them into the global minibatches, and each rank takes its share of each. Losses are
 sums over a rank's share divided by the global minibatch's size, advantages are normalised
 with the global minibatch's mean and standard deviation, so the summed gradients are those of
-the global minibatch (see ``tests/test_distributed.py``). With one process nothing changes.
+the global minibatch (see ``tests/trainer/test_distributed.py``). With one process nothing changes.
 
 ``--resume`` in a distributed run restores the networks, optimizer, opponent pool and counters
 from the checkpoint (rank 0 writes it, every rank reads it); rank 0 also takes back its games in
@@ -97,6 +97,11 @@ class Shard:
 
     def barrier(self) -> None:
         """Wait until every process gets here (one process: at once)."""
+
+    def any_rank(self, flag: bool) -> bool:
+        """Whether ``flag`` is true on any process (every process must ask, at the same
+        point): how the ranks agree to pause after the same update."""
+        return flag
 
     def keeps_games(self, saved_games: int, games: int) -> bool:
         """Whether a resumed trainer takes the checkpoint's games in flight (and its sampling
@@ -206,6 +211,9 @@ class DistributedShard(Shard):
 
     def barrier(self):
         torch.distributed.barrier()
+
+    def any_rank(self, flag):
+        return bool(self._sum(torch.tensor([int(flag)])).item())
 
     def keeps_games(self, saved_games, games):
         return self.rank == 0 and saved_games == games  # the games rank 0 saved: its own

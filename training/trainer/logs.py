@@ -27,15 +27,21 @@ class RunLogs:
 
     def write(self, update: int, step: int, metrics: Mapping[str, float]) -> None:
         """One update's row and scalars (at x = ``step``)."""
-        new_file = not self.csv_path.exists() or self.csv_path.stat().st_size == 0
-        with open(self.csv_path, "a", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=self.fields, restval="")
-            if new_file:
-                w.writeheader()
-            w.writerow({"update": update, **metrics})
+        try:  # never through a link (a metrics.csv linked elsewhere must not get rows); errors name the file
+            fd = os.open(self.csv_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+            with open(fd, "a", newline="", encoding="utf-8") as f:
+                w = csv.DictWriter(f, fieldnames=self.fields, restval="")
+                if os.fstat(fd).st_size == 0:
+                    w.writeheader()
+                w.writerow({"update": update, **metrics})
+        except OSError as error:
+            raise OSError(error.errno, error.strerror or str(error), str(self.csv_path)) from None
         if self.writer is not None:
-            for key, value in metrics.items():
-                self.writer.add_scalar(key, value, step)
+            try:
+                for key, value in metrics.items():
+                    self.writer.add_scalar(key, value, step)
+            except OSError as error:  # raised again here from TensorBoard's writing thread, unnamed
+                raise OSError(error.errno, error.strerror or str(error), str(self.out / "tensorboard")) from None
 
     def sizes(self) -> dict[str, int]:
         """Every log file's size (OUT-relative names), after flushing them to disk."""

@@ -21,6 +21,7 @@ from typing import Any
 from pisti_env.observation import OBS_VERSION, ObservationLayout
 from pisti_env.rules import Settings, make_settings
 
+from .paths import read_regular
 from .run_layout import LOG_FILE
 from .spec import OPTIONAL as SPEC_OPTIONAL, NetworkSpec, SpecError
 from .spec import check_hidden_sizes as spec_hidden_sizes
@@ -221,6 +222,9 @@ def validate_trainer_metadata(metadata: dict[str, Any], path: Path, num_params: 
     extension (:meth:`~training.trainer.extension.TrainerExtension.check_state`). Returns it."""
     if "trainer" not in metadata:
         raise CheckpointError(f"{path.parent} is a policy-only checkpoint: it cannot resume training")
+    for key in ("step", "update"):  # their types and ranges: validate_metadata
+        if key not in metadata:
+            raise _fail(path, key, "missing (a training checkpoint records its steps and updates)")
     trainer = _mapping(metadata["trainer"], path, "trainer")
     groups = _sequence(trainer.get("optimizer_param_groups"), path, "trainer.optimizer_param_groups", 1)
     if len(groups) != 1:
@@ -254,21 +258,32 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 parses as infinity: as corrupt as a NaN
+        raise ValueError(f"{text[:40]} is beyond the range of a float")
+    return value
+
+
 def read_metadata(directory: str | os.PathLike) -> dict[str, Any]:
     """The metadata of a checkpoint directory, size-bounded, parsed and checked against the
     schema (:func:`validate_metadata`); raises :class:`CheckpointError` naming the file and the
     field."""
     directory = Path(directory)
     path = directory / METADATA_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise CheckpointError(f"{directory} is not a checkpoint: no {METADATA_FILE} in it")
-    size = path.stat().st_size
-    if size > MAX_METADATA_BYTES:
-        raise CheckpointError(f"{path} is corrupt: {size} bytes, more than the {MAX_METADATA_BYTES} a checkpoint's metadata may have")
+    return validate_metadata(read_json(path), path)
+
+
+def read_json(path: Path) -> Any:
+    """A checkpoint's or a run's JSON file, read as untrusted: a regular file (never through a
+    link), at most :data:`MAX_METADATA_BYTES`, UTF-8, no NaN or infinity (``1e400`` included);
+    any failure a :class:`CheckpointError` naming the file."""
+    data = read_regular(path, MAX_METADATA_BYTES, CheckpointError)
     try:
-        metadata = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_reject_constant)
+        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
     except (ValueError, UnicodeDecodeError, RecursionError) as error:  # JSONDecodeError is a ValueError
         message = "nested too deeply" if isinstance(error, RecursionError) else str(error)[:200]
         raise CheckpointError(f"{path} is corrupt: {message}") from None
-    return validate_metadata(metadata, path)
 

@@ -22,7 +22,8 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN, NUM_BLUFF_ACTIONS, NUM_PLAIN_ACTIONS
+from pisti_env.actions import BELIEVE, NUM_BLUFF_ACTIONS, NUM_PLAIN_ACTIONS
+from pisti_env.batched.draws import draw_bluffs
 from pisti_env.cards import NUM_CARD_IDS, NUM_RANKS
 
 from pisti_env.rules import Settings
@@ -236,21 +237,10 @@ def sample(logits: torch.Tensor, mask: torch.Tensor, generator: torch.Generator 
 
 
 def sample_bluffs(logits: torch.Tensor, mask: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """One action per row: R29's mixed decisions drawn, the card chosen. The kind of action
-    (face up, face down, believe, challenge) is drawn with its total probability (Gumbel-max,
-    reproducible with ``generator``), then the most likely legal card of that kind is played.
-    Without the bluff variant (52 actions) this is the most likely card."""
-    logp = log_probs(logits, mask)
-    if logits.shape[-1] == NUM_PLAIN_ACTIONS:
-        return logp.argmax(-1)
-    p = logp.exp()
-    kinds = torch.stack([p[:, :FACE_DOWN].sum(1), p[:, FACE_DOWN:BELIEVE].sum(1), p[:, BELIEVE], p[:, CHALLENGE]], 1)
-    uniform = torch.rand(kinds.shape, generator=generator, device=logits.device).clamp_(1e-10, 1.0)
-    kind = (torch.log(kinds) - torch.log(-torch.log(uniform))).argmax(1)  # a kind of mass 0: log 0 = -inf, never
-    up = logp[:, :FACE_DOWN].argmax(1)
-    down = logp[:, FACE_DOWN:BELIEVE].argmax(1) + FACE_DOWN
-    answers = torch.tensor([BELIEVE, CHALLENGE], device=logits.device).expand(len(kind), 2)
-    return torch.cat([up[:, None], down[:, None], answers], 1).gather(1, kind[:, None]).squeeze(1)
+    """One action per row: R29's mixed decisions drawn, the card chosen
+    (:func:`pisti_env.batched.draws.draw_bluffs` on the masked log-probabilities, the rule an
+    exported policy plays by too). Without the bluff variant (52 actions) the most likely card."""
+    return draw_bluffs(log_probs(logits, mask), generator)
 
 
 def entropy(logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -4,31 +4,43 @@
 built from it: the metadata's schema (:func:`~training.trainer.metadata.read_metadata`); the
 saved config (:func:`saved_config`: a valid :class:`TrainConfig` of the checkpoint's game and
 widths) with the changes asked for (:func:`resume_config`: only
-:data:`~training.trainer.config.RESUMABLE` fields may change); the trainer metadata
-(:func:`~training.trainer.metadata.validate_trainer_metadata` and each extension's
+:data:`~training.trainer.config.RESUMABLE` fields may change), its device
+(:func:`check_device`) and the checkpoint paths among its players (:func:`check_saved_players`:
+loaded only when the command line names them); the trainer metadata
+(:func:`~training.trainer.metadata.validate_trainer_metadata`, its counters cross-checked by
+:func:`check_counters`, and each extension's
 :meth:`~training.trainer.extension.TrainerExtension.check_state`); the weights' and the trainer
 state's shapes, from the files' headers, against what this config builds
-(:func:`~training.trainer.state.state_layout`); then the tensors, and
-:func:`~training.trainer.state.restore_state`.
+(:func:`~training.trainer.state.state_layout`); then the tensors (finite), their values
+(:func:`~training.trainer.state.check_state_values`), and
+:func:`~training.trainer.state.restore_state`. Nothing here writes a file: a refused resume
+leaves the run as it was. :func:`restart_config` reads the config a run without a checkpoint
+starts again from.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+import torch
+
 from pisti_env.batched import BatchedPisti
+from pisti_env.flags import torch_device
 from pisti_env.rules import Settings, make_settings
 
 from .config import RESUMABLE, TrainConfig, flag
 from .distributed import LOCAL, Shard
 from .extension import extensions_for
-from .metadata import METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, read_metadata, validate_trainer_metadata
+from .metadata import (
+    METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, read_json, read_metadata, validate_trainer_metadata,
+)
 from .network import ActorCritic, resolve_precision
-from .state import restore_state, state_layout
+from .state import check_state_values, restore_state, state_layout
 from .weights import checked_file, load_tensors, network_shapes, tensor_shapes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,7 +78,10 @@ def resume_trainer(
     saved = saved_config(metadata, path)
     if total_steps is not None:
         changes = {**(changes or {}), "total_steps": total_steps}
-    config = resume_config(saved, changes or {}, metadata.get("step", 0), directory)
+    changes = changes or {}
+    config = resume_config(saved, changes, metadata.get("step", 0), directory)
+    check_device(config.device, path)
+    check_saved_players(config, changes, path)
     # The networks this config builds, on the meta device, against the weights' header.
     hidden_information = BatchedPisti(1, **config.settings.to_dict()).hidden_information_size
     spec = config.network_spec()
@@ -75,6 +90,7 @@ def resume_trainer(
     extensions = extensions_for(config)
     trained = sum(all(extension.trains(k) for extension in extensions) for k in shapes)
     extra = validate_trainer_metadata(metadata, path, trained)
+    check_counters(metadata, saved, extra, path)
     for extension in extensions:
         extension.check_state(extra.get(extension.state_key) if extension.state_key else None, path)
     # The engine's batch (the only size the trainer state sets) before the engine is built:
@@ -92,11 +108,72 @@ def resume_trainer(
     trainer = cls(config, shard=shard, from_checkpoint=True)
     trainer.network.load_state_dict(weights)
     expected, dtypes = state_layout(trainer, extra, any(k.startswith("optimizer.") for k in state_header), saved_games)
+    if torch.device(saved.device).type != trainer.device.type and "generator" in state_header:
+        expected["generator"] = state_header["generator"][0]  # another device type's generator (restore_state reseeds)
     tensors = load_tensors(directory, TRAINER_FILE, metadata, expected, dtypes=dtypes)
+    check_state_values(trainer, tensors, int(metadata["update"]), len(extra["pool"]), path)
     restore_state(trainer, tensors, extra, path)
     trainer.step = int(metadata["step"])
     trainer.update = int(metadata["update"])
     return trainer
+
+
+def check_device(device: str, path: Path) -> None:
+    """Refuse a device this machine does not have (``device: "cuda:7"`` saved by a GPU run,
+    resumed on a CPU) before anything is built on it, suggesting ``--device``."""
+    try:
+        torch_device(device)
+    except argparse.ArgumentTypeError as error:
+        raise CheckpointError(
+            f"{path}: field 'config.device': {error}: continue the run on another device with --resume --device cpu "
+            "(or another device this machine has)"
+        ) from None
+
+
+def check_saved_players(config: TrainConfig, given: Mapping[str, Any], path: Path,
+                        fields: tuple[str, ...] = ("baselines", "eval_baselines")) -> None:
+    """Refuse to load a checkpoint path only saved in a run (``config.baselines`` or
+    ``eval_baselines``; ``init_from`` when a run starts again from its config): a saved path
+    could lead anywhere on the disk. Registered players and shipped policies are loaded by name;
+    a checkpoint path only when the command line names it again (``given``: the values given
+    with ``--resume``). Snapshots of the run itself are in its trainer state, not paths."""
+    from pisti_env.agents import checkpoint_location
+    from pisti_env.agents.registry import SHIPPED_POLICIES
+
+    for field in fields:
+        value = getattr(config, field)
+        specs = value if isinstance(value, tuple) else (() if value is None else (value,))
+        named = given.get(field)
+        named = tuple(named) if isinstance(named, (list, tuple)) else (() if named is None else (named,))
+        for spec in specs:
+            if spec in named or spec.partition(":")[0].strip() in SHIPPED_POLICIES or checkpoint_location(spec) is None:
+                continue
+            raise CheckpointError(
+                f"{path}: field 'config.{field}': {spec!r} is a checkpoint path saved in the run, and a resume loads "
+                f"a checkpoint only when the command line names it: add {flag(field)} {' '.join(map(str, specs))} "
+                "to continue with it"
+            )
+
+
+def check_counters(metadata: Mapping[str, Any], saved: TrainConfig, trainer: Mapping[str, Any], path: Path) -> None:
+    """Cross-check a training checkpoint's counters against its config: ``step`` is ``update``
+    rollouts of ``num_envs * rollout_steps`` decisions, ``update`` within the run's budget, the
+    pool's baselines the config's and at most ``pool_size`` snapshots."""
+    step, update, batch = metadata["step"], metadata["update"], saved.batch_decisions
+    if update > max(1, saved.total_steps // batch):
+        raise CheckpointError(f"{path}: field 'update': {update} updates, more than the run's budget of "
+                              f"{max(1, saved.total_steps // batch)} (total_steps {saved.total_steps})")
+    if step != update * batch:
+        raise CheckpointError(f"{path}: field 'step': {step} steps is not {update} updates of {batch} decisions "
+                              "(num_envs x rollout_steps)")
+    pool = trainer["pool"]
+    baselines = [entry["name"] for entry in pool if not entry["snapshot"]]
+    if baselines != list(saved.baselines):
+        raise CheckpointError(f"{path}: field 'trainer.pool': its baselines {baselines} are not the config's "
+                              f"{list(saved.baselines)}")
+    if len(pool) - len(baselines) > saved.pool_size:
+        raise CheckpointError(f"{path}: field 'trainer.pool': {len(pool) - len(baselines)} snapshots, more than "
+                              f"pool_size {saved.pool_size}")
 
 
 def saved_config(metadata: Mapping[str, Any], path: Path) -> TrainConfig:
@@ -163,3 +240,29 @@ def resume_config(
     if total is not None and total < trained_steps:
         raise ValueError(f"{directory} has trained {trained_steps} steps already: --steps {total} is less")
     return dataclasses.replace(saved, **values)
+
+
+def restart_config(out: str | os.PathLike, changes: Mapping[str, Any]) -> TrainConfig:
+    """The config to start a run again from when it holds no complete checkpoint (it stopped
+    before its first): ``OUT/config.json``, read as untrusted input (:func:`read_json`, a valid
+    :class:`TrainConfig`), with ``changes`` as on any resume (:func:`resume_config`), its device
+    and saved checkpoint paths checked as a checkpoint's are. No ``config.json`` either is a
+    :class:`CheckpointError` saying how to start afresh."""
+    out = Path(out)
+    path = out / "config.json"
+    if not os.path.lexists(path):
+        raise CheckpointError(
+            f"--resume: {out} holds no complete checkpoint and no config.json to start the run again from: "
+            "start a new run there with --fresh (it replaces what is there) or choose another --out"
+        )
+    values = read_json(path)
+    try:
+        if not isinstance(values, dict):
+            raise TypeError(f"must be an object of config fields, got {type(values).__name__}")
+        saved = TrainConfig.from_dict(values)
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(f"{path}: {error}") from None
+    config = resume_config(saved, changes, 0, out)
+    check_device(config.device, path)
+    check_saved_players(config, changes, path, ("baselines", "eval_baselines", "init_from"))
+    return config

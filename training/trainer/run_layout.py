@@ -8,18 +8,23 @@
   (:data:`RUN_FILES`; :mod:`training.trainer.run` writes them).
 
 A kill at any instant leaves the previous checkpoint complete and ``OUT/checkpoint`` pointing
-at a complete one; :func:`latest_run_checkpoint` finds the newest complete one and clears what
-killed saves left.
+at a complete one. A resume first reads: :func:`check_run_directory` (each of the run's names
+holds what a run keeps there, no links), :func:`find_run_checkpoint` (the newest complete
+checkpoint); only once everything is checked does it change the run: :func:`tidy_run` clears
+what killed saves left. :func:`clear_run` removes a run (``pisti-train --fresh``).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
+import uuid
 from pathlib import Path
 from typing import Any, Callable
 
 from .atomic import fsync_dir, remove_directory, remove_strays
+from .paths import describe, entry_kind
 
 LATEST = "checkpoint"  # OUT/checkpoint: a symbolic link to the newest complete checkpoint
 HISTORY = "checkpoints"  # OUT/checkpoints/update-NNNNNNNNN/
@@ -72,7 +77,7 @@ def prune_run_checkpoints(out: str | os.PathLike, current: Path, keep: int) -> N
 def _point_latest(out: Path, path: Path) -> None:
     """Make ``OUT/checkpoint`` a link to ``path`` (inside ``OUT/checkpoints``) in one rename."""
     link = out / LATEST
-    if link.is_dir() and not link.is_symlink():  # never replace a directory someone put there
+    if entry_kind(link) == "directory":  # never replace a directory someone put there
         raise ValueError(f"{link} is a directory, not the link to the newest checkpoint this trainer keeps there")
     tmp = out / f".{LATEST}.link-{os.getpid()}"
     tmp.unlink(missing_ok=True)
@@ -85,36 +90,109 @@ def run_checkpoints(out: str | os.PathLike) -> list[Path]:
     """A run's published checkpoint directories ``OUT/checkpoints/update-N``, newest first
     (published means renamed into place complete; the hashes are checked on reading)."""
     history = Path(out) / HISTORY
-    if not history.is_dir():
+    if entry_kind(history) != "directory":
         return []
-    found = [(int(m.group(1)), p) for p in history.iterdir() if (m := _RUN_NAME.match(p.name)) and p.is_dir()]
+    found = [(int(m.group(1)), p) for p in history.iterdir()
+             if (m := _RUN_NAME.match(p.name)) and entry_kind(p) == "directory"]  # a link is not a checkpoint
     return [p for _, p in sorted(found, reverse=True)]
 
 
-def latest_run_checkpoint(
+def find_run_checkpoint(
     out: str | os.PathLike, verify: Callable[[Path], Any] | None = None
 ) -> tuple[Path | None, list[str]]:
     """The newest complete checkpoint of run directory ``out`` (``None`` if there is none) and
-    a note for each newer one passed over as incomplete or corrupt (``verify(path)`` raised a
-    ``ValueError``; default: :func:`~training.trainer.weights.verify_checkpoint` of a training
-    checkpoint, its schema, hashes and trainer state). Clears what killed saves left (temporary directories and links) and points
-    ``OUT/checkpoint`` at the checkpoint found."""
+    a note for each newer one passed over as incomplete, corrupt or not a directory
+    (``verify(path)`` raised a ``ValueError``; default:
+    :func:`~training.trainer.weights.verify_checkpoint` of a training checkpoint, its schema,
+    hashes and trainer state). Reads only: nothing in ``out`` changes (:func:`tidy_run` then
+    clears what killed saves left)."""
     if verify is None:
         from .weights import verify_checkpoint  # (weights -> metadata -> this module)
 
         def verify(path: Path) -> Any:
             return verify_checkpoint(path, trainer_state=True)
     out = Path(out)
-    remove_strays(out)
-    remove_strays(out / HISTORY)
     notes = []
+    history = out / HISTORY
+    if entry_kind(history) == "directory":
+        for entry in sorted(history.iterdir()):
+            if _RUN_NAME.match(entry.name) and entry_kind(entry) != "directory":
+                notes.append(f"passed over {entry}: {describe(entry_kind(entry))}, not a checkpoint directory")
     for path in run_checkpoints(out):
         try:
             verify(path)
         except ValueError as error:
             notes.append(f"passed over {path}: {error}")
             continue
-        if not (out / LATEST).is_symlink() or (out / LATEST).resolve() != path.resolve():
-            _point_latest(out, path)
         return path, notes
     return None, notes
+
+
+def tidy_run(out: str | os.PathLike, path: Path | None) -> None:
+    """Clear what killed saves left in run directory ``out`` (temporary directories and links)
+    and point ``OUT/checkpoint`` at ``path`` (the checkpoint a resume continues from)."""
+    out = Path(out)
+    remove_strays(out)
+    remove_strays(out / HISTORY)
+    if path is not None and not _links_to(out / LATEST, os.path.relpath(path, out)):
+        _point_latest(out, path)
+
+
+def latest_run_checkpoint(
+    out: str | os.PathLike, verify: Callable[[Path], Any] | None = None
+) -> tuple[Path | None, list[str]]:
+    """:func:`find_run_checkpoint`, then :func:`tidy_run`: what killed saves left is cleared and
+    ``OUT/checkpoint`` points at the checkpoint found."""
+    path, notes = find_run_checkpoint(out, verify)
+    tidy_run(out, path)
+    return path, notes
+
+
+def _links_to(link: Path, target: str) -> bool:
+    try:
+        return os.readlink(link) == target  # the link's own text: never resolved (it may loop)
+    except OSError:
+        return False
+
+
+# What a run keeps at each name of RUN_FILES (a checkpoint is written only through the link).
+_RUN_KINDS = {LATEST: "link", HISTORY: "directory", "metrics.csv": "file", "tensorboard": "directory",
+              "policy": "directory", "config.json": "file", "evaluation.json": "file"}
+
+
+def check_run_directory(out: str | os.PathLike) -> None:
+    """Refuse a run directory whose own files are not what a run keeps there (``ValueError``
+    naming the first): ``metrics.csv`` a directory, ``tensorboard`` a file, a link where a
+    file or a directory belongs (it could lead out of OUT), an event file that is a link.
+    Reads only, so a run refused here is left exactly as it was."""
+    out = Path(out)
+    for name, wanted in _RUN_KINDS.items():
+        kind = entry_kind(out / name)
+        if kind is not None and kind != wanted:
+            raise ValueError(
+                f"{out / name} is {describe(kind)}, where a run keeps {describe(wanted)}: this is not a run "
+                "pisti-train can continue as it is (move that away, or start afresh with --fresh or another --out)"
+            )
+    if entry_kind(out / "tensorboard") == "directory":
+        for path in sorted((out / "tensorboard").iterdir()):
+            if path.name.startswith("events.out.tfevents.") and entry_kind(path) != "file":
+                raise ValueError(f"{path} is {describe(entry_kind(path))}, not a regular file: links inside a run are "
+                                 "not followed (move it away)")
+
+
+def clear_run(out: str | os.PathLike, keep: tuple[str, ...] = ()) -> None:
+    """Remove a run's files (:data:`RUN_FILES` but ``keep``) from ``out``, and what killed saves
+    left; anything else in ``out`` stays. Each is first renamed to a temporary name, so a kill
+    during the removal leaves no half-removed file under a run's name."""
+    out = Path(out)
+    remove_strays(out)
+    for name in RUN_FILES:
+        if name in keep or entry_kind(out / name) is None:
+            continue
+        doomed = out / f".{name}.old-{uuid.uuid4().hex}"
+        os.rename(out / name, doomed)
+        if entry_kind(doomed) == "directory":
+            shutil.rmtree(doomed, ignore_errors=True)
+        else:
+            doomed.unlink()
+    fsync_dir(out)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -30,6 +31,8 @@ from .atomic import fsync_dir, publish_directory, remove_strays, sha256, umask, 
 from .metadata import (
     FORMAT, FORMAT_VERSION, GAME_DEFINING, METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, read_metadata,
 )
+from .failures import non_finite
+from .paths import regular_file
 from .spec import NetworkSpec
 
 FLOAT_DTYPES = ("F32", "F16", "BF16", "F64")
@@ -54,14 +57,32 @@ def save_checkpoint(
     ``hidden_sizes``; the format fields and file hashes are added here.
     """
     directory = Path(directory)
+    files = {MODEL_FILE: model_state, **({TRAINER_FILE: trainer_state} if trainer_state is not None else {})}
+    for name, tensors in files.items():
+        bad = non_finite(tensors)
+        if bad is not None:  # never publish a checkpoint no reader would accept
+            raise ValueError(f"{directory} not written: {bad} of its {name} holds NaN or infinity")
+    try:
+        _write_checkpoint(directory, files, metadata)
+    except (OSError, SafetensorError) as error:  # named by the checkpoint, not by its temporary directory
+        code = getattr(error, "errno", None) or _errno_in(str(error))
+        reason = getattr(error, "strerror", None) or (os.strerror(code) if code else str(error)[:200])
+        raise OSError(code, reason, str(directory)) from None
+    return directory
+
+
+def _errno_in(text: str) -> int | None:
+    """The OS error number inside a safetensors error's text (``... (os error 28)``)."""
+    found = re.search(r"(?:os error |code: )(\d+)", text)
+    return int(found.group(1)) if found else None
+
+
+def _write_checkpoint(directory: Path, files: dict[str, dict[str, torch.Tensor]], metadata: dict[str, Any]) -> None:
     directory.parent.mkdir(parents=True, exist_ok=True)
     remove_strays(directory.parent, directory.name)
     tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.tmp-", dir=directory.parent))
     try:
         os.chmod(tmp, 0o777 & ~umask())
-        files = {MODEL_FILE: model_state}
-        if trainer_state is not None:
-            files[TRAINER_FILE] = trainer_state
         hashes = {}
         for name, tensors in files.items():
             plain = {k: v.detach().to("cpu").contiguous().clone() for k, v in tensors.items()}
@@ -79,7 +100,6 @@ def save_checkpoint(
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return directory
 
 
 
@@ -100,9 +120,14 @@ def checked_file(directory: str | os.PathLike, name: str, metadata: dict[str, An
     directory = Path(directory)
     path = directory / name
     expected = metadata["files"].get(name)
-    if expected is None or not path.is_file():
+    if expected is None or not os.path.lexists(path):
         raise CheckpointError(f"{directory} has no {name}")
-    if sha256(path) != expected:
+    regular_file(path, CheckpointError)  # never through a link (it could lead anywhere) or from a FIFO
+    try:
+        digest = sha256(path)
+    except OSError as error:
+        raise CheckpointError(f"{path} cannot be read ({error.strerror or error})") from None
+    if digest != expected:
         raise CheckpointError(f"{path} does not match its recorded hash: the checkpoint is corrupt or incomplete")
     return path
 
@@ -149,9 +174,13 @@ def load_tensors(
             )
     try:
         with safe_open(str(path), framework="pt") as f:
-            return {k: f.get_tensor(k) for k in (header if expected is None else expected)}
+            tensors = {k: f.get_tensor(k) for k in (header if expected is None else expected)}
     except (SafetensorError, OSError, ValueError, RuntimeError) as error:  # pragma: no cover - checked above
         raise CheckpointError(f"{path} is corrupt: {str(error)[:200]}") from None
+    bad = non_finite(tensors)
+    if bad is not None:  # a diverged run's weights: refused here, not met later as "illegal action 0"
+        raise CheckpointError(f"{path}: tensor {bad} holds NaN or infinity (the weights of a run that diverged?)")
+    return tensors
 
 
 def check_settings(metadata: dict[str, Any], settings: dict[str, Any], directory: str | os.PathLike) -> None:
