@@ -213,6 +213,13 @@ def test_the_committed_leaderboard_is_generated_from_the_committed_reports():
         "--out docs/leaderboard.md")
 
 
+def test_the_leaderboard_cli_writes_into_a_folder_it_creates(tmp_path, capsys):
+    """``--out`` in a folder that does not exist yet: created, as the path check promised."""
+    out = tmp_path / "new" / "leaderboard.md"
+    assert lb.main([str(REPORTS), "--out", str(out)]) == 0
+    assert out.read_text() == lb.leaderboard(str(REPORTS))
+
+
 def test_the_anchors_are_the_committed_random_and_greedy_panel_means():
     """A task's rating scale is tied to what random and greedy score on it: 0 and 1000."""
     by_task = lb.collect([str(p) for p in _reports()])

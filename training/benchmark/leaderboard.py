@@ -132,8 +132,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is None:
         sys.stdout.write(text)
     else:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:  # --out was checked up front: its folder exists or can be created
+            os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as err:
+            return fail("python -m training.benchmark.leaderboard", err)
         print(f"wrote {args.out}")
     return 0
 
