@@ -102,10 +102,33 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
+# multiprocessing's own helper processes (its resource tracker, the forkserver) end by
+# themselves when this process exits (their pipe to it closes); killing them first makes
+# Python's exit-time clean-up relaunch the tracker and print a KeyError traceback.
+_MULTIPROCESSING_HELPERS = (b"from multiprocessing.resource_tracker import main",
+                            b"from multiprocessing.forkserver import main")
+
+
+def _is_multiprocessing_helper(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+    except OSError:
+        return False
+    return any(helper in cmdline for helper in _MULTIPROCESSING_HELPERS)
+
+
+def _stoppable(root: int) -> list[int]:
+    """The descendants to stop: every one but multiprocessing's helpers (their own children,
+    a forkserver's workers, are stopped)."""
+    return [pid for pid in _descendants(root) if not _is_multiprocessing_helper(pid)]
+
+
 def stop_descendants(grace: float = 3.0) -> list[int]:
-    """SIGTERM every descendant of this process, SIGKILL those still there after ``grace`` s."""
+    """SIGTERM every descendant of this process (:func:`_stoppable`), SIGKILL those still there
+    after ``grace`` s."""
     me = os.getpid()
-    victims = _descendants(me)
+    victims = _stoppable(me)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in victims:
             try:
@@ -113,10 +136,10 @@ def stop_descendants(grace: float = 3.0) -> list[int]:
             except (ProcessLookupError, PermissionError):
                 pass
         deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and _descendants(me):
+        while time.monotonic() < deadline and _stoppable(me):
             _reap()
             time.sleep(0.05)
-        victims = _descendants(me)
+        victims = _stoppable(me)
         if not victims:
             break
     _reap()
