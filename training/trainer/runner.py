@@ -190,8 +190,8 @@ def open_run(
     Only then are what killed saves left cleared, the logs cut back to that checkpoint and the
     older checkpoints pruned. A resumed run without any checkpoint (stopped before its first)
     starts again from its ``config.json`` (:func:`~training.trainer.resume.restart_config`),
-    saying so on stderr; one whose checkpoints are all damaged is refused (never started over). ``fresh``: a run already in OUT is deleted (:func:`clear_run`) once the
-    new trainer is built. In a distributed run (``shard``) rank 0 alone checks OUT, chooses and
+    saying so on stderr; one whose checkpoints are all damaged is refused (never started over).
+    ``fresh``: a run already in OUT is deleted (:func:`clear_run`) once the new trainer is built. In a distributed run (``shard``) rank 0 alone checks OUT, chooses and
     cleans up; the other ranks wait for it, then build their trainers as it chose."""
     shard = shard or LOCAL
     out = Path(config.out_dir)
