@@ -2,6 +2,7 @@
 
     python examples/cleanrl_ppo_vector.py --minutes 10            # then evaluates vs random, greedy
     python examples/cleanrl_ppo_vector.py --help                  # every hyperparameter
+    python examples/cleanrl_ppo_vector.py --export agents/cleanrl-ppo.pt  # also the policy, for pisti-benchmark
 
 One file, read top to bottom: the hyperparameters (:class:`Args`), the network
 (:class:`Agent`), the rollout on ``gymnasium.make_vec("pisti/Pisti-v0", output="torch")``
@@ -50,7 +51,7 @@ from torch import nn
 import pisti_env  # registers "pisti/Pisti-v0" and its vector entry point
 from pisti_env.agents import SeatView
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
-from training.harness.recipes import print_margins
+from training.harness import recipes
 
 
 # ---------------------------------------------------------------------------- hyperparameters
@@ -67,6 +68,7 @@ class Args:
     log_every: int = field(default=10, metadata={"help": "print the metrics every this many updates (0: never)"})
     tensorboard: str | None = field(default=None, metadata={"help": "a directory for TensorBoard event files (needs the tensorboard package)"})
     save: str | None = field(default=None, metadata={"help": "where to save the trained agent's state dict (torch.save)"})
+    export: str | None = field(default=None, metadata={"help": recipes.EXPORT_HELP, "type": recipes.export_path})
 
     # Game
     opponent: str = field(default="greedy", metadata={"help": "the other seat's player: 'random', 'greedy' or a checkpoint path (players with a batched form)"})
@@ -136,7 +138,7 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
             parser.add_argument(flag, type=int, nargs="+", **options)
         else:
             convert = {"int": int, "float": float, "str": str, "str | None": str, "float | None": float}[kind]
-            parser.add_argument(flag, type=convert, **options)
+            parser.add_argument(flag, type=f.metadata.get("type", convert), **options)
     values = vars(parser.parse_args(argv))
     values["hidden_sizes"] = tuple(values["hidden_sizes"])
     return Args(**values)
@@ -406,8 +408,11 @@ def main(argv: Sequence[str] | None = None) -> None:
           f"load average {load:.1f} on {os.cpu_count()} CPUs)")
     if args.save:
         torch.save(agent.state_dict(), args.save)
+    if args.export:  # the actor alone, as pisti-export writes a policy: AgentPlayer's argmax play
+        recipes.export_policy_file(agent.actor, args.export, settings=dict(num_players=args.num_players, target=None),
+                                   name="cleanrl-ppo", recipe="examples/cleanrl_ppo_vector.py", steps=steps)
     if args.eval_deals:
-        print_margins(margins(agent, args.eval_deals, args.eval_seed, args.num_players), args.eval_deals)
+        recipes.print_margins(margins(agent, args.eval_deals, args.eval_seed, args.num_players), args.eval_deals)
 
 
 if __name__ == "__main__":

@@ -66,8 +66,11 @@ import ray
 import torch
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module import RLModule
+from torch import nn
 
-from pisti_env.integrations.rllib import RLModulePlayer, single_agent_ppo_config, train, with_training
+from pisti_env.integrations.rllib import ACTION_MASK, OBSERVATIONS, RLModulePlayer, single_agent_ppo_config, train, with_training
 from training.harness import ray_backend
 from training.harness import recipes
 from training.harness.evaluate import baseline_margins  # pisti-eval's duplicate deals, as an API
@@ -106,11 +109,33 @@ def margins(algo: Algorithm, deals: int, seed: int = 0) -> dict[str, dict[str, f
     return baseline_margins(RLModulePlayer(algo.get_module()), deals=deals, seed=seed, **GAME)
 
 
+class ModuleLogits(nn.Module):
+    """The action-masking RLModule's logits as one module, ``(observation, action_mask) ->
+    logits``: what :class:`RLModulePlayer` asks it (``forward_inference`` on the observation
+    and the mask as 0/1 floats), so the exported file chooses as the player does."""
+
+    def __init__(self, module: RLModule) -> None:
+        super().__init__()
+        self.module = module
+
+    def forward(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
+        batch = {Columns.OBS: {OBSERVATIONS: observation, ACTION_MASK: action_mask.float()}}
+        return self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+
+
+def export(algo: Algorithm, path: str, steps: int) -> str:
+    """Write the trained module to ``path`` as a ``pisti-export`` file that plays its most likely
+    legal action, as :func:`margins` does (:func:`training.harness.recipes.export_policy_file`)."""
+    return recipes.export_policy_file(ModuleLogits(algo.get_module()), path, settings=GAME, name="rllib-ppo",
+                                      recipe="examples/rllib_ppo_vector.py", steps=steps, reads_mask=True)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none; then --steps)")
     parser.add_argument("--steps", type=int, default=None, help="env steps (learner decisions) to train for at most")
-    recipes.add_run_flags(parser, seed=0, save="directory to save the algorithm's checkpoint in", threads="--torch-threads")
+    recipes.add_run_flags(parser, seed=0, save="directory to save the algorithm's checkpoint in", threads="--torch-threads",
+                          export=True)
     parser.add_argument("--opponent", default="greedy", help="the other seat's player (one with a batched form)")
     parser.add_argument("--env-runners", type=int, default=0, help="num_env_runners (0: sample in the driver)")
     parser.add_argument("--envs-per-runner", type=int, default=256, help="num_envs_per_env_runner: games per runner")
@@ -166,6 +191,8 @@ def run(
     seconds = time.perf_counter() - start
     if args.save:
         print(f"saved to {algo.save_to_path(args.save)}")
+    if getattr(args, "export", None):  # this recipe's flag (the multi-agent recipe has none)
+        export(algo, args.export, sampled[0])
     recipes.report(sampled[0], seconds, args.deals, lambda: margins(algo, args.deals, args.seed), "env steps")
     algo.stop()
     ray.shutdown()

@@ -4,6 +4,7 @@ measure it on duplicate deals with the evaluation harness.
     pip install -e ".[sb3]"
     python examples/sb3_maskable_ppo.py --minutes 10                 # the batched door (default)
     python examples/sb3_maskable_ppo.py --door step --steps 300000   # the step-by-step env
+    python examples/sb3_maskable_ppo.py --export agents/sb3.pt       # also the policy, for pisti-benchmark
 
 The learner holds one seat (drawn per episode) of a 2-player single hand (``target=None``);
 ``opponent`` plays the other. The default door is
@@ -37,6 +38,7 @@ from typing import Any, Callable, Sequence
 
 import gymnasium
 import torch
+from torch import nn
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
@@ -124,6 +126,29 @@ def margins(model: MaskablePPO, deals: int, seed: int = 0) -> dict[str, dict[str
     return baseline_margins(player, deals=deals, seed=seed, **SETTINGS)
 
 
+class ActorLogits(nn.Module):
+    """A MaskablePPO policy's action logits as one module, ``(observation, action_mask) ->
+    logits``: ``MultiInputPolicy`` reads the Dict observation, the mask (as 0/1 floats) an input
+    feature beside the observation vector, so the exported file feeds it both."""
+
+    def __init__(self, policy: Any) -> None:
+        super().__init__()
+        self.policy = policy
+
+    def forward(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
+        features = self.policy.extract_features({"observation": observation, "action_mask": action_mask.float()},
+                                                self.policy.pi_features_extractor)
+        return self.policy.action_net(self.policy.mlp_extractor.forward_actor(features))
+
+
+def export(model: MaskablePPO, path: str) -> str:
+    """Write the model's policy to ``path`` as a ``pisti-export`` file that plays its most likely
+    legal action, as :func:`margins` does (:func:`training.harness.recipes.export_policy_file`)."""
+    frozen = PolicySnapshot(model.policy, deterministic=True).policy  # a fresh copy of the weights, on the CPU below
+    return recipes.export_policy_file(ActorLogits(frozen), path, settings=SETTINGS, name="sb3-maskable-ppo",
+                                      recipe="examples/sb3_maskable_ppo.py", steps=model.num_timesteps, reads_mask=True)
+
+
 def add_ppo_flags(parser: argparse.ArgumentParser) -> None:
     """The training budget, and flags that override the door's PPO settings (:data:`BATCHED_PPO`
     / :data:`STEP_PPO`)."""
@@ -137,8 +162,11 @@ def add_ppo_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """A one-line error (exit code 2) for a count below 1 or a negative budget."""
-    for name in ("steps", "num_envs", "deals", "threads", "n_steps", "batch_size", "n_epochs", "envs", "rollout", "pool", "snapshot_every"):
+    """A one-line error (exit code 2) for a count below 1 (``--deals`` below 0: 0 skips the
+    evaluation) or a negative budget."""
+    if args.deals < 0:
+        parser.error(f"--deals must be at least 0 (0: no evaluation), got {args.deals}")
+    for name in ("steps", "num_envs", "threads", "n_steps", "batch_size", "n_epochs", "envs", "rollout", "pool", "snapshot_every"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {value}")
@@ -163,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--num-envs", type=int, default=1024, help="games stepped together (batched door)")
     add_ppo_flags(parser)
     parser.add_argument("--opponent", default="greedy", help="a player spec (default greedy)")
-    recipes.add_run_flags(parser, seed=0, save="where to save the model (.zip)")
+    recipes.add_run_flags(parser, seed=0, save="where to save the model (.zip)", export=True)
     args = parser.parse_args(argv)
     check_flags(parser, args)
     torch.set_num_threads(args.threads)
@@ -174,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(str(error))
     start = time.perf_counter()
     model = train(env, args.steps, seed=args.seed, minutes=args.minutes, **ppo_overrides(args))
+    if args.export:
+        export(model, args.export)
     report(model, model.num_timesteps, time.perf_counter() - start, args.deals, args.seed, args.save)
 
 

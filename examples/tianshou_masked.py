@@ -4,6 +4,7 @@
     python examples/tianshou_masked.py --minutes 10          # then evaluates vs random, greedy
     python examples/tianshou_masked.py --opponent self       # self-play: snapshots of the learner
     python examples/tianshou_masked.py --help                # every hyperparameter
+    python examples/tianshou_masked.py --export agents/tianshou-ppo.pt  # also the actor, for pisti-benchmark
 
 Tianshou's own pieces do the work: its ``Collector`` gathers rollouts into a
 ``VectorReplayBuffer``, its ``PPO`` computes GAE and runs the clipped updates, its
@@ -221,6 +222,17 @@ def margins(algorithm: PPO, deals: int, seed: int = 0) -> dict[str, dict[str, fl
     return baseline_margins(ActorPlayer(algorithm.policy.actor), deals=deals, seed=seed, **SETTINGS)
 
 
+def export(algorithm: PPO, path: str, steps: int) -> str:
+    """Write the trained actor to ``path`` as a ``pisti-export`` file that plays its most likely
+    legal action, as :func:`margins` does (:func:`training.harness.recipes.export_policy_file`).
+    The file takes the observation vector alone: the actor's trunk and head, without the
+    ``Batch`` the mask travels in (the file masks the illegal actions itself)."""
+    actor = algorithm.policy.actor
+    logits = torch.nn.Sequential(actor.trunk.mlp, actor.head)
+    return recipes.export_policy_file(logits, path, settings=SETTINGS, name="tianshou-ppo",
+                                      recipe="examples/tianshou_masked.py", steps=steps)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none)")
@@ -234,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--opponent", default="greedy", help="the other seat's player ('random', 'greedy', a checkpoint path, or 'self': self-play)")
     parser.add_argument("--pool-size", type=int, default=5, help="self-play: snapshots of the learner kept as opponents")
     parser.add_argument("--snapshot-every", type=int, default=200_000, help="self-play: learner decisions between snapshots")
-    recipes.add_run_flags(parser, seed=1, save="where to save the weights (torch state dict)")
+    recipes.add_run_flags(parser, seed=1, save="where to save the weights (torch state dict)", export=True)
     parser.add_argument("--log-every", type=int, default=10, help="print progress every this many updates (0: never)")
     args = parser.parse_args(argv)
     for name in ("envs", "steps_per_env", "epochs", "minibatches", "total_steps", "pool_size", "snapshot_every"):
@@ -269,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                   epochs=args.epochs, minibatches=args.minibatches, seed=args.seed, on_update=log)
     if args.save:
         torch.save(algorithm.state_dict(), args.save)
+    if args.export:
+        export(algorithm, args.export, stats["steps"])
     note = f", {pool.added} snapshots" if pool is not None else ""
     recipes.report(stats["steps"], stats["seconds"], args.deals, lambda: margins(algorithm, args.deals), note=note)
 

@@ -4,6 +4,7 @@ evaluation harness's duplicate deals.
     pip install -e ".[torchrl]"
     python examples/torchrl_masked.py --minutes 10        # then evaluates vs random, greedy
     python examples/torchrl_masked.py --help              # every hyperparameter
+    python examples/torchrl_masked.py --export agents/torchrl-ppo.pt  # also the actor, for pisti-benchmark
 
 The env is :class:`pisti_env.integrations.torchrl_batched.PistiTorchRLEnv`: ``num_envs`` games
 of ``pisti/Pisti-v0`` in one TorchRL ``EnvBase`` of ``batch_size=[num_envs]``, the learner's
@@ -261,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--frames", type=int, default=100_000_000, help="learner decisions to train for at most")
     parser.add_argument("--num-envs", type=int, default=1024, help="games stepped together (the env's batch size)")
     parser.add_argument("--opponent", default="greedy", help="the other seat's player (a batched one)")
-    recipes.add_run_flags(parser, seed=1, save="where to save the actor's state_dict (.pt)")
+    recipes.add_run_flags(parser, seed=1, save="where to save the actor's state_dict (.pt)", export=True)
     parser.add_argument("--device", default="cpu", help="torch device of the env and the networks")
     add_ppo_flags(parser, DEFAULTS)
     args = parser.parse_args(argv)
@@ -279,6 +280,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     actor, figures = train(env, args.frames, minutes=args.minutes, seed=args.seed, log=lambda line: print(line, flush=True), **ppo)
     if args.save:
         torch.save(actor.state_dict(), args.save)
+    if args.export:  # the logits network, played by argmax as TorchRLPlayer plays it
+        recipes.export_policy_file(actor[0].module, args.export, settings=dict(num_players=2, target=None),
+                                   name="torchrl-ppo", recipe="examples/torchrl_masked.py", steps=figures["frames"])
     recipes.report(figures["frames"], figures["seconds"], args.deals, lambda: margins(actor, args.deals))
 
 

@@ -196,6 +196,8 @@ REPLAY = [
 BENCHMARK = [
     (["greedy", "--task", "pisti-9p"], "invalid choice"),
     (["greedy", "--deals", "0"], "--deals"),
+    (["greedy", "--deal-set", "medium"], "invalid choice"),
+    (["greedy", "--workers", "0"], "--workers"),
     (["greedy", "--threads", "x"], "--threads"),
     (["greedy", "--device", "tpu"], "--device"),
     (["no-such-agent", "--task", "pisti-2p"], "no-such-agent"),

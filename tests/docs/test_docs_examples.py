@@ -133,7 +133,7 @@ BUDGETS: dict[str, Budget] = {
                                                "--threads": "1"}, long="trains on every door (40 s or more)"),
     "docs/scripts/make_pictures.py": Budget({"--out": "img", "--size": "160x120"}),
     # the recipes: train for seconds, evaluate on a few deals
-    "examples/cleanrl_ppo_vector.py": Budget({"--minutes": "0.002", "--deals": "4"}),
+    "examples/cleanrl_ppo_vector.py": Budget({"--minutes": "0.002", "--eval-deals": "4"}),
     "examples/sb3_maskable_ppo.py": Budget({"--minutes": "0", "--steps": "512", "--num-envs": "16", "--deals": "2"}),
     "examples/sb3_selfplay.py": Budget({"--minutes": "0", "--steps": "512", "--num-envs": "16", "--snapshot-every": "128",
                                         "--envs": "2", "--rollout": "256", "--deals": "2"}),

@@ -46,8 +46,22 @@ def test_the_issue_tasks_exist_with_their_tables():
 
 @pytest.mark.parametrize("name", list(TASKS))
 def test_every_task_deals_the_cards_its_hash_records(name):
-    """The deal set (seeds, first dealers and decks, R5-R6) hashes as stored with the task."""
+    """The deal set (seeds, first dealers and decks, R5-R6) hashes as stored with the task, and
+    so does its short deal set."""
     check_task(TASKS[name])  # raises on a different hash or environment version
+    check_task(TASKS[name], "short")
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_the_short_deal_set_is_the_first_games_of_the_deal_set(name):
+    task = TASKS[name]
+    assert 0 < task.short_count < task.count
+    assert task.deal_set("short") == (task.short_count, deal_set_hash(task.game_settings, task.seed,
+                                                                      task.short_count, task.kind))
+    with pytest.raises(ValueError, match="deal set must be one of"):
+        task.deal_set("medium")
+    with pytest.raises(ValueError, match="short deal set hashes to"):
+        check_task(Task(**{**task.__dict__, "short_count": task.short_count - 1}), "short")
 
 
 def test_the_deal_hash_sees_any_change_of_seed_count_or_table():
@@ -127,6 +141,27 @@ def test_a_task_plays_the_harness_deals_with_duplicate_seating():
     assert all(o["engine"] == "batched" for o in result["opponents"])
 
 
+def test_the_short_deal_set_is_rated_on_the_task_scale():
+    """``--deal-set short`` plays the first games of the same deals: a prefix of the full set's
+    figures, comparable, rated with the task's anchors."""
+    task = TASKS["pisti-2p"]
+    short = play_task("greedy", task, deal_set="short")
+    assert short["comparable"] and short["deal_set"] == "short" and short["count"] == task.short_count
+    assert short["rating"] == anchored_rating(short["panel_mean"], task.anchors)
+    prefix = play_task("greedy", task, count=task.short_count)
+    assert not prefix["comparable"]
+    assert [o["margin"] for o in short["opponents"]] == [o["margin"] for o in prefix["opponents"]]
+
+
+def test_python_engine_tables_give_the_same_figures_with_more_workers():
+    """``--workers``: worker processes rebuild the agent and the opponent from their specs."""
+    task = TASKS["pisti-2p-match"]
+    one = play_task("greedy", task, count=2, workers=1)
+    two = play_task("greedy", task, count=2, workers=2)
+    assert all(o["engine"] == "python" for o in two["opponents"])
+    assert [o["win_rate"] for o in one["opponents"]] == [o["win_rate"] for o in two["opponents"]]
+
+
 def test_a_three_player_task_seats_two_copies_of_the_opponent_in_every_order():
     result = play_task("random", TASKS["pisti-3p"], count=8)
     for o in result["opponents"]:
@@ -177,6 +212,19 @@ def test_cli_writes_a_report_and_a_table(tmp_path, capsys):
     assert report["versions"]["deal_sets"]["pisti-2p"] == TASKS["pisti-2p"].deal_hash
     assert report["hardware"]["cpu_count"] >= 1 and report["wall_seconds"] > 0
     assert report["tasks"][0]["command"] == "pisti-benchmark random --task pisti-2p"
+    assert "made_with" not in report
+
+
+def test_cli_plays_the_short_deal_set_and_records_how_the_agent_was_made(tmp_path, capsys):
+    argv = ["random", "--task", "pisti-2p", "--deal-set", "short", "--made-with", "it came with the package",
+            "--quiet", "--out", str(tmp_path)]
+    assert benchmark_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "short deal set" in out and "rating" in out and "not comparable" not in out
+    report = json.loads((tmp_path / "benchmark.json").read_text())
+    assert report["made_with"] == "it came with the package"
+    assert report["versions"]["deal_sets"]["pisti-2p"] == TASKS["pisti-2p"].short_hash
+    assert report["tasks"][0]["command"] == "pisti-benchmark random --task pisti-2p --deal-set short"
 
 
 # ---------------------------------------------------------------------------- shipped policies by name
@@ -226,7 +274,7 @@ def test_the_anchors_are_the_committed_random_and_greedy_panel_means():
     checked = 0
     for name, results in by_task.items():
         for r in results:
-            if r["agent"] in ("random", "greedy"):
+            if r["agent"] in ("random", "greedy") and r["deal_set"] == "full":
                 assert TASKS[name].anchors[r["agent"]] == pytest.approx(r["panel_mean"]["mean"], abs=1e-9)
                 rating = anchored_rating(r["panel_mean"], TASKS[name].anchors)
                 assert rating["rating"] == pytest.approx(0.0 if r["agent"] == "random" else 1000.0, abs=1e-6)
@@ -235,13 +283,18 @@ def test_the_anchors_are_the_committed_random_and_greedy_panel_means():
         pytest.skip("no committed random/greedy reports")
 
 
-def _fake_report(tmp_path: Path, name: str, version: int, comparable: bool = True) -> None:
+def _fake_report(tmp_path: Path, name: str, version: int, comparable: bool = True, deal_set: str = "full",
+                 count: int | None = None, made_with: str | None = None) -> None:
     task = TASKS["pisti-2p"].to_dict()
     task.update(version=version, id=f"pisti-2p@{version}")
     stat = {"mean": 1.0, "half_width": 0.1}
-    result = {"task": task, "comparable": comparable, "panel_mean": stat, "command": "x",
+    count = TASKS["pisti-2p"].deal_set(deal_set)[0] if count is None else count
+    result = {"task": task, "comparable": comparable, "panel_mean": stat, "command": f"run {name}",
+              "deal_set": deal_set, "count": count,
               "opponents": [{"opponent": o, "metric": stat} for o in TASKS["pisti-2p"].panel]}
     report = {"format": "pisti-benchmark-report", "agent": name, "versions": {}, "tasks": [result]}
+    if made_with:
+        report["made_with"] = made_with
     (tmp_path / f"{name}.json").write_text(json.dumps(report))
 
 
@@ -254,6 +307,33 @@ def test_the_leaderboard_refuses_mixed_versions_and_quick_runs(tmp_path):
         lb.leaderboard(str(tmp_path))
     (tmp_path / "b.json").unlink()
     _fake_report(tmp_path, "c", version, comparable=False)
-    with pytest.raises(ValueError, match="whole deal set"):
+    with pytest.raises(ValueError, match="one of the task's deal sets"):
         lb.leaderboard(str(tmp_path))
     assert lb.main([str(tmp_path)]) == 2
+
+
+def test_short_deal_set_rows_get_their_own_table_with_how_the_agent_was_made(tmp_path):
+    version = TASKS["pisti-2p"].version
+    _fake_report(tmp_path, "whole", version)
+    _fake_report(tmp_path, "slow", version, deal_set="short", made_with="python train.py --save slow.pt")
+    page = lb.leaderboard(str(tmp_path))
+    head, _, short_table = page.partition("### pisti-2p@1, short deal set")
+    assert "`whole`" in head and "`slow`" not in head
+    assert "`slow`" in short_table and "`whole`" not in short_table
+    assert "`python train.py --save slow.pt`, then `run slow`" in short_table
+    _fake_report(tmp_path, "slow", version, deal_set="short", count=TASKS["pisti-2p"].short_count + 1)
+    with pytest.raises(ValueError, match="short deal set"):
+        lb.leaderboard(str(tmp_path))
+
+
+def test_every_committed_report_names_the_command_and_deal_set_it_was_played_with():
+    """A leaderboard row's command is what reproduces it: the short set's rows say so, and a
+    row of an agent file made by a recipe records how it was made."""
+    from training.benchmark.run import command_for
+
+    by_task = lb.collect([str(p) for p in _reports()])
+    for name, results in by_task.items():
+        for r in results:
+            assert r["command"] == command_for(r["agent"], TASKS[name], r["deal_set"])
+            if r["agent"].startswith("benchmarks/agents/"):
+                assert (ROOT / r["agent"]).is_file() and "--export " + r["agent"] in r["made_with"]

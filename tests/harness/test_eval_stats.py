@@ -10,7 +10,9 @@ import pytest
 
 from pisti_env import make_settings
 from training.harness.analysis import entry_scores, ladder_ratings, pairwise_outcomes, summarize_table
-from training.harness.stats import bradley_terry, elo_difference, incomplete_beta, mean_ci, t_cdf, t_quantile
+from training.harness.stats import (
+    bradley_terry, elo_difference, incomplete_beta, mean_ci, rate_ci, rate_interval, t_cdf, t_quantile,
+)
 
 
 @pytest.mark.parametrize(
@@ -46,6 +48,48 @@ def test_mean_ci_hand_computed():
     assert math.isnan(mean_ci([2.0])["half_width"])
     with pytest.raises(ValueError, match="at least one value"):
         mean_ci([])
+
+
+def test_rate_ci_is_wilson_with_the_effective_trials():
+    """Independent 0/1 results: the effective trials are the deals and the bounds are Wilson's
+    (hand-computed with the t quantile as z)."""
+    values = np.array([1.0] * 30 + [0.0] * 10)
+    got = rate_ci(values, trials=40)
+    p, n = 0.75, got["n_eff"]
+    assert n == pytest.approx(p * (1 - p) / (values.std(ddof=1) ** 2 / 40))  # 39: sd's n - 1
+    z = t_quantile(0.975, 39)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    spread = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((centre - spread, centre + spread))
+    assert got["half_width"] == pytest.approx(max(p - got["ci_low"], got["ci_high"] - p))
+
+
+def test_rate_ci_keeps_a_width_at_0_and_1_and_stays_inside():
+    """A 100% win rate over 400 hands is not '± 0': Wilson's bound with all 400 hands as trials;
+    near the bounds the interval never leaves [0, 1], where a t interval does."""
+    top = rate_ci(np.ones(200), trials=400)
+    assert top["ci_high"] == 1.0 and 0.98 < top["ci_low"] < 1.0 and top["half_width"] > 0
+    assert rate_ci(np.zeros(200), trials=400)["ci_low"] == 0.0
+    near = np.r_[np.ones(199), 0.5]
+    assert mean_ci(near)["ci_high"] > 1.0 and rate_ci(near, trials=400)["ci_high"] <= 1.0
+    # Every deal split alike (a deterministic mirror): no width, as the t interval says.
+    assert rate_ci(np.full(50, 0.5), trials=100)["half_width"] == 0.0
+    with pytest.raises(ValueError, match="rates in"):
+        rate_ci([1.5, 0.0], trials=4)
+    with pytest.raises(ValueError, match="trials"):
+        rate_ci([1.0, 0.0, 1.0], trials=2)
+
+
+def test_rate_ci_keeps_what_pairing_gains_in_mid_range():
+    """Paired seatings that mostly split a deal (one win, one loss) make the per-deal rates far
+    less spread than independent hands: the interval is the t interval's, not a binomial one over
+    the hands."""
+    rng = np.random.default_rng(3)
+    values = rng.choice([0.0, 0.5, 1.0], size=4000, p=[0.1, 0.7, 0.2])
+    wilson, t = rate_ci(values, trials=8000), mean_ci(values)
+    assert wilson["n_eff"] > 8000  # more than the hands: the pairing's variance reduction
+    assert wilson["half_width"] == pytest.approx(t["half_width"], rel=0.01)
+    assert rate_interval(mean_ci(values), trials=8000) == wilson
 
 
 def test_bradley_terry_two_players_closed_form():

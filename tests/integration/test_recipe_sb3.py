@@ -49,3 +49,13 @@ def test_main_runs_with_a_time_budget(recipe, capsys):
     trained = int(out.split("trained ")[1].split(" steps")[0].replace(",", ""))
     assert 0 < trained < 100_000_000
     assert "vs random:" in out and "vs greedy:" in out
+
+
+def test_deals_0_skips_the_evaluation_and_a_negative_count_is_refused(recipe, capsys):
+    """``--deals`` is the evaluation's deal count, 0 meaning none, as in every recipe."""
+    recipe.main(["--minutes", "0", "--steps", "256", "--num-envs", "16", "--deals", "0"])
+    out = capsys.readouterr().out
+    assert "trained " in out and "vs greedy:" not in out
+    with pytest.raises(SystemExit) as exit_info:
+        recipe.main(["--minutes", "0", "--steps", "256", "--deals", "-1"])
+    assert exit_info.value.code == 2 and "--deals must be at least 0" in capsys.readouterr().err

@@ -7,6 +7,7 @@ Examples::
     pisti-benchmark mypkg.agents:make --task pisti-2p         # a factory returning a Player
     pisti-benchmark model.zip --task pisti-2p                 # an sb3-contrib MaskablePPO
     pisti-benchmark exports/pisti-2p.onnx --task pisti-2p     # a pisti-export file
+    pisti-benchmark pimc --task pisti-2p --deal-set short --workers 2   # a slow agent: the short set
     pisti-benchmark pisti-2p --task pisti-2p --deals 500      # a quick look (not comparable)
 
 AGENT is a player spec (``random``, ``greedy``, ``expert``, ``pimc:n=32``), a shipped policy's
@@ -26,7 +27,7 @@ from typing import Any, Sequence
 
 from pisti_env.flags import ArgumentParser, check_path, fail, non_negative_int, positive_int, torch_device, writable_dir
 
-from .tasks import get_task, task_names
+from .tasks import DEAL_SETS, FULL, get_task, task_names
 
 DEVICES = ("cpu", "cuda")
 
@@ -46,8 +47,10 @@ def format_benchmark(report: dict[str, Any]) -> str:
         task = result["task"]
         unit = "margin / hand (95% CI)" if task["kind"] == "hand" else "match win rate % (95% CI)"
         count = f"{result['count']} duplicate {'deals' if task['kind'] == 'hand' else 'matches to ' + str(task['settings']['target'])}"
+        deal_set = result.get("deal_set", FULL)
+        digest = task["deal_hash" if deal_set == FULL else "short_hash"]
         lines += ["", f"{task['id']}: {task['description']}",
-                  f"  {count}, seed {result['seed']}, deal set {task['deal_hash'][:12]}"
+                  f"  {count}, seed {result['seed']}, {deal_set} deal set {digest[:12]}"
                   + ("" if result["comparable"] else "  (NOT the task's deal set: not comparable)"),
                   f"  {'opponent':<14} {unit:>30} {'win rate %':>16} {'engine':>8} {'seconds':>8}"]
         for o in result["opponents"]:
@@ -81,8 +84,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true", help="no progress bars or per-opponent lines")
     parser.add_argument("--seed", type=non_negative_int, default=None,
                         help="deal from this seed instead of the task's (the report is then not comparable)")
+    parser.add_argument("--deal-set", choices=DEAL_SETS, default=FULL,
+                        help="full: the task's whole deal set (default); short: its first deals only (a few "
+                             "hundred), for agents too slow for the whole set; rated on the same scale, with "
+                             "wider intervals")
     parser.add_argument("--deals", type=positive_int, default=None, metavar="N",
-                        help="play only the first N deals (matches) of each task's set: a quick look, not comparable")
+                        help="play only the first N deals (matches) of the deal set: a quick look, not comparable")
+    parser.add_argument("--workers", type=positive_int, default=1,
+                        help="processes for the tables played on the Python engine (agents without a batched "
+                             "form, match tasks); the figures do not depend on it (default 1)")
+    parser.add_argument("--made-with", default=None, metavar="COMMAND",
+                        help="how the agent was made (e.g. its training command): kept in the report and shown "
+                             "on the leaderboard")
     parser.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
     parser.add_argument("--device", type=torch_device, default="cpu", help="cpu, cuda or cuda:N for batched tables")
     parser.add_argument("--exploit-budget", type=positive_int, default=None, metavar="STEPS",
@@ -106,9 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         tasks = [get_task(name) for name in dict.fromkeys(args.task or task_names())]
         log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-        report = benchmark(args.agent, tasks, count=args.deals, seed=args.seed, threads=args.threads,
-                           device=args.device, progress=False, exploit_budget=args.exploit_budget,
-                           exploit_dir=out, log=log)
+        report = benchmark(args.agent, tasks, deal_set=args.deal_set, count=args.deals, seed=args.seed,
+                           threads=args.threads, workers=args.workers, device=args.device, progress=False,
+                           exploit_budget=args.exploit_budget, exploit_dir=out, made_with=args.made_with, log=log)
     except (ValueError, TypeError, ImportError, OSError, RuntimeError) as err:
         return fail("pisti-benchmark", err)
     from training.harness.report import write_json

@@ -14,6 +14,10 @@ play mode) as metadata: a TorchScript extra file or ONNX ``metadata_props`` entr
 any program that builds ``pisti_v0``'s observations: feed ``observation`` and ``action_mask``,
 take the argmax (or sample). ONNX needs the ``onnx`` extra (``onnx``, ``onnxscript`` to write,
 ``onnxruntime`` to play).
+
+Other programs write the same files with :func:`write_policy_file` and :func:`policy_contract`:
+the library recipes in ``examples/`` do with ``--export PATH``
+(:func:`training.harness.recipes.export_policy_file`).
 """
 
 from __future__ import annotations
@@ -25,16 +29,17 @@ import os
 import sys
 import tempfile
 import warnings
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import torch
 from torch import nn
 
 from pisti_env.actions import num_actions
 from pisti_env.agents import make_player
-from pisti_env.agents.exported import CONTRACT_KEY, EXPORT_FORMAT, EXPORT_FORMAT_VERSION
+from pisti_env.agents.exported import CONTRACT_KEY, EXPORT_FORMAT, EXPORT_FORMAT_VERSION, PLAY_MODES
 from pisti_env.flags import ArgumentParser, fail, writable_dir
 from pisti_env.observation import OBS_VERSION
+from pisti_env.rules import Settings
 
 FORMATS = {"torchscript": ".pt", "onnx": ".onnx"}
 EXAMPLE_BATCH = 3  # rows of the example input the graph is traced with (any batch size plays)
@@ -42,34 +47,61 @@ EXAMPLE_BATCH = 3  # rows of the example input the graph is traced with (any bat
 
 class MaskedLogProbs(nn.Module):
     """The exported function: a policy network's log-probabilities over the legal actions.
-    Illegal actions get the most negative float before the softmax, as the trainer masks them."""
+    Illegal actions get the most negative float before the softmax, as the trainer masks them.
 
-    def __init__(self, network: nn.Module) -> None:
+    ``network`` maps the observation (``float32[B, obs]``) to logits (``[B, A]``); with
+    ``reads_mask`` it is called ``network(observation, action_mask)`` (a policy that reads the
+    mask as an input feature, as SB3's ``MultiInputPolicy`` does)."""
+
+    def __init__(self, network: nn.Module, reads_mask: bool = False) -> None:
         super().__init__()
         self.network = network
+        self.reads_mask = reads_mask
 
     def forward(self, observation: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
-        logits = self.network(observation).float()
+        logits = (self.network(observation, action_mask) if self.reads_mask else self.network(observation)).float()
         return torch.log_softmax(logits.masked_fill(~action_mask, torch.finfo(logits.dtype).min), dim=-1)
+
+
+def policy_contract(settings: Settings | Mapping[str, Any], observation_size: int, name: str,
+                    source: Mapping[str, Any], play: str = "argmax", obs_version: int = OBS_VERSION) -> dict[str, Any]:
+    """The observation contract of a policy for the game ``settings`` (see the module
+    docstring): ``observation_size`` inputs, the game's action count, its ``play`` mode, and
+    ``name`` and ``source`` (how it was made: a checkpoint, a recipe) for the reader."""
+    settings = settings.to_dict() if isinstance(settings, Settings) else dict(settings)
+    if play not in PLAY_MODES:
+        raise ValueError(f"play must be one of {list(PLAY_MODES)}, got {play!r}")
+    return {
+        "format": EXPORT_FORMAT,
+        "format_version": EXPORT_FORMAT_VERSION,
+        "obs_version": int(obs_version),
+        "observation_size": int(observation_size),
+        "num_actions": num_actions(bool(settings.get("bluff", False))),
+        "settings": settings,
+        "play": play,
+        "name": name,
+        "source": dict(source),
+        "inputs": {"observation": "float32[batch, observation_size]", "action_mask": "bool[batch, num_actions]"},
+        "output": {"log_probs": "float32[batch, num_actions]"},
+    }
 
 
 def contract_of(player: Any, source: str) -> dict[str, Any]:
     """The observation contract of a loaded checkpoint player (see the module docstring)."""
-    settings = dict(player.settings)
     meta = player.metadata
-    return {
-        "format": EXPORT_FORMAT,
-        "format_version": EXPORT_FORMAT_VERSION,
-        "obs_version": int(meta.get("obs_version", OBS_VERSION)),
-        "observation_size": int(player.network.observation_size),
-        "num_actions": num_actions(bool(settings.get("bluff", False))),
-        "settings": settings,
-        "play": player.play,
-        "name": os.path.basename(os.path.normpath(source)),
-        "source": {"spec": source, "step": meta.get("step"), "update": meta.get("update")},
-        "inputs": {"observation": "float32[batch, observation_size]", "action_mask": "bool[batch, num_actions]"},
-        "output": {"log_probs": "float32[batch, num_actions]"},
-    }
+    return policy_contract(
+        player.settings, player.network.observation_size, os.path.basename(os.path.normpath(source)),
+        {"spec": source, "step": meta.get("step"), "update": meta.get("update")}, play=player.play,
+        obs_version=int(meta.get("obs_version", OBS_VERSION)),
+    )
+
+
+def format_of(path: str) -> str:
+    """The export format a file name asks for, by its suffix (``.pt``: TorchScript, ``.onnx``)."""
+    for fmt, suffix in FORMATS.items():
+        if path.endswith(suffix):
+            return fmt
+    raise ValueError(f"an exported policy's file name ends with .pt (TorchScript) or .onnx (ONNX), got {path!r}")
 
 
 def _example(contract: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -80,26 +112,22 @@ def _example(contract: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
     return observation, mask
 
 
-def export_policy(spec: str, fmt: str, out_dir: str) -> str:
-    """Export the checkpoint ``spec`` (a directory or a shipped policy's name) as ``fmt``
-    (``torchscript`` or ``onnx``) into ``out_dir``; returns the file's path. The file is written
-    to a temporary name and renamed, so a reader never sees half of it."""
+def write_policy_file(module: nn.Module, contract: dict[str, Any], fmt: str, path: str) -> str:
+    """Write ``module`` (``(observation, action_mask) -> log_probs``, e.g. a
+    :class:`MaskedLogProbs`; on the CPU, in evaluation mode) with its ``contract`` as one
+    ``fmt`` file (``torchscript`` or ``onnx``) at ``path``; returns ``path``. The file is
+    written to a temporary name beside it and renamed, so a reader never sees half of it."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
-    player = make_player(spec)
-    if not hasattr(player, "network"):
-        raise ValueError(f"{spec!r} is not a trained checkpoint (a checkpoint directory or a shipped policy's name)")
-    contract = contract_of(player, spec)
-    module = MaskedLogProbs(player.network.float().cpu()).eval()
     example = _example(contract)
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, contract["name"] + FORMATS[fmt])
-    fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=FORMATS[fmt] + ".tmp")
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=FORMATS[fmt] + ".tmp")
     os.close(fd)
     try:
         if fmt == "torchscript":
             # The tracer warns of values it records as constants (the claim game's capture
-            # values, fixed per policy); the tests check the file against the checkpoint.
+            # values, fixed per policy); the tests check the file against the network.
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.simplefilter("ignore", torch.jit.TracerWarning)
                 warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript: deprecated, still supported
@@ -112,6 +140,20 @@ def export_policy(spec: str, fmt: str, out_dir: str) -> str:
         if os.path.exists(tmp):
             os.remove(tmp)
     return path
+
+
+def export_policy(spec: str, fmt: str, out_dir: str) -> str:
+    """Export the checkpoint ``spec`` (a directory or a shipped policy's name) as ``fmt``
+    (``torchscript`` or ``onnx``) into ``out_dir``; returns the file's path
+    (:func:`write_policy_file`: written atomically)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
+    player = make_player(spec)
+    if not hasattr(player, "network"):
+        raise ValueError(f"{spec!r} is not a trained checkpoint (a checkpoint directory or a shipped policy's name)")
+    contract = contract_of(player, spec)
+    module = MaskedLogProbs(player.network.float().cpu()).eval()
+    return write_policy_file(module, contract, fmt, os.path.join(out_dir, contract["name"] + FORMATS[fmt]))
 
 
 @contextlib.contextmanager

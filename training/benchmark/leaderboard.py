@@ -4,10 +4,13 @@ typed by hand.
     python -m training.benchmark.leaderboard benchmarks/reports --out docs/leaderboard.md
 
 Every ``*.json`` report under the folder is read; each task result becomes a row of its task's
-table, ranked by rating, with the per-opponent figures and the command that reproduces it.
-Refused (a one-line error, exit 2): a result that is not comparable (a prefix of the deal set or
-another seed), results of one task at different versions, a version other than this package's,
-or a deal set whose hash is not the task's, so one table never mixes what was played.
+table, ranked by rating, with the per-opponent figures and the command that reproduces it (after
+the command that made the agent, when the report records one: ``pisti-benchmark --made-with``).
+Results on a task's short deal set (``--deal-set short``) go into a second table under the
+task's, on the same rating scale. Refused (a one-line error, exit 2): a result that is not
+comparable (``--deals``/``--seed``), results of one task at different versions, a version other
+than this package's, or a deal set whose hash is not the task's, so one table never mixes what
+was played.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pisti_env.flags import ArgumentParser, fail, writable_file
 
 from .rating import anchored_rating
 from .run import REPORT_FORMAT
-from .tasks import TASKS, get_task
+from .tasks import FULL, SHORT, TASKS, Task, get_task
 
 HEADER = """# Leaderboard
 
@@ -46,12 +49,16 @@ def collect(paths: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
         for result in report["tasks"]:
             task = result["task"]
             if not result.get("comparable"):
-                raise ValueError(f"{path}: {task['id']} was not played on the task's whole deal set (--deals/--seed)")
+                raise ValueError(f"{path}: {task['id']} was not played on one of the task's deal sets (--deals/--seed)")
             current = get_task(task["name"])
-            if task["deal_hash"] != current.deal_hash:
-                raise ValueError(f"{path}: {task['id']} has deal set {task['deal_hash'][:12]}, the task "
-                                 f"{current.deal_hash[:12]}")
-            by_task.setdefault(task["name"], []).append({**result, "agent": report["agent"], "path": path,
+            which = result.get("deal_set", FULL)
+            count, digest = current.deal_set(which)
+            played = task.get("deal_hash" if which == FULL else "short_hash")
+            if played != digest or result["count"] != count:
+                raise ValueError(f"{path}: {task['id']} has {which} deal set {str(played)[:12]} of {result['count']} "
+                                 f"games, the task {digest[:12]} of {count}")
+            by_task.setdefault(task["name"], []).append({**result, "deal_set": which, "agent": report["agent"],
+                                                         "made_with": report.get("made_with"), "path": path,
                                                          "versions": report["versions"]})
     for name, results in by_task.items():
         ids = sorted({r["task"]["id"] for r in results})
@@ -69,10 +76,9 @@ def _pm(stat: dict[str, Any], scale: float = 1.0, decimals: int = 2, sign: bool 
     return text if half is None else f"{text} ± {half * scale:.{decimals}f}"
 
 
-def task_table(name: str, results: list[dict[str, Any]]) -> str:
-    """One task's Markdown section, rows ranked by rating (recomputed from the panel mean and the
+def _rows(task: Task, results: list[dict[str, Any]]) -> list[str]:
+    """A Markdown table of ``results`` ranked by rating (recomputed from the panel mean and the
     task's anchors)."""
-    task = TASKS[name]
     match = task.kind == "match"
     rows = []
     for r in results:
@@ -81,17 +87,36 @@ def task_table(name: str, results: list[dict[str, Any]]) -> str:
     rows.sort(key=lambda row: -row[0])
     unit = "match win rate % vs" if match else "margin / hand vs"
     head = ["#", "agent", "rating"] + [f"{unit} {o}" for o in task.panel] + ["command"]
-    lines = [f"## {task.id}", "", f"{task.description}. {task.count:,} duplicate "
-             f"{'matches' if match else 'deals'}, seed {task.seed}, deal set `{task.deal_hash[:16]}`, "
-             f"{task.env_version}.", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for rank, (_, rating, r) in enumerate(rows, 1):
         by_opponent = {o["opponent"]: o for o in r["opponents"]}
         cells = [str(rank), f"`{r['agent']}`", f"{rating['rating']:.0f} ± {rating['half_width']:.0f}" if rating else "-"]
         for o in task.panel:
             metric = by_opponent[o]["metric"]
             cells.append(_pm(metric, 100.0, 1, sign=False) if match else _pm(metric))
-        cells.append(f"`{r['command']}`")
+        command = f"`{r['command']}`"
+        cells.append(f"`{r['made_with']}`, then {command}" if r.get("made_with") else command)
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def task_table(name: str, results: list[dict[str, Any]]) -> str:
+    """One task's Markdown section: the table of its whole deal set, then (when there are any)
+    the table of its short deal set."""
+    task = TASKS[name]
+    games = "matches" if task.kind == "match" else "deals"
+    full = [r for r in results if r["deal_set"] == FULL]
+    short = [r for r in results if r["deal_set"] == SHORT]
+    lines = [f"## {task.id}", "", f"{task.description}. {task.count:,} duplicate {games}, seed {task.seed}, "
+             f"deal set `{task.deal_hash[:16]}`, {task.env_version}.", ""]
+    if full:
+        lines += _rows(task, full)
+    if short:
+        lines += ["", f"### {task.id}, short deal set", "",
+                  f"The first {task.short_count:,} {games} of the set (`{task.short_hash[:16]}`), for agents too "
+                  "slow for the whole set. Same rating scale, wider intervals: compare a row here with the "
+                  "reference agents' rows in this table, or with the table above within the intervals.", ""]
+        lines += _rows(task, short)
     return "\n".join(lines)
 
 
@@ -110,7 +135,8 @@ def measured_anchors(report_dir: str) -> dict[str, dict[str, float]]:
     what a new task version stores as its ``anchors`` (``--anchors`` prints them)."""
     paths = sorted(glob.glob(os.path.join(report_dir, "**", "*.json"), recursive=True))
     by_task = collect(paths)
-    return {name: {r["agent"]: r["panel_mean"]["mean"] for r in results if r["agent"] in ("random", "greedy")}
+    return {name: {r["agent"]: r["panel_mean"]["mean"] for r in results
+                   if r["agent"] in ("random", "greedy") and r["deal_set"] == FULL}
             for name, results in by_task.items()}
 
 

@@ -7,7 +7,9 @@ the batched engine whenever every player at it has a batched form (``act_batch``
 plays single hands, else on the Python engine; the report names the engine of each table. The
 figures per opponent: the agent's mean score difference per hand (or match win rate) with its
 95% interval, and its win rate; per task the panel mean and the anchored rating
-(:mod:`training.benchmark.rating`).
+(:mod:`training.benchmark.rating`). The task's whole deal set or its short one (the first
+``short_count`` games, for slow agents: :mod:`training.benchmark.tasks`) are both comparable;
+any other count or seed is a quick look without a rating.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from pisti_env import Settings
@@ -27,7 +30,7 @@ from training.harness.report import versions
 
 from .agents import load_agent
 from .rating import anchored_rating, panel_mean
-from .tasks import ENV_VERSION, SINGLE_HAND, Task, check_task
+from .tasks import ENV_VERSION, FULL, SHORT, SINGLE_HAND, Task, check_task
 
 AGENT = "agent"  # the agent's name at every table (never a panel spec)
 REPORT_FORMAT = "pisti-benchmark-report"
@@ -42,6 +45,22 @@ def _lineup(task: Task) -> list[str]:
     return [AGENT] + ["{opponent}"] * others
 
 
+@dataclass(frozen=True)
+class _Loader:
+    """Builds a table's players by name in any process (worker processes unpickle it): the agent
+    from its spec, an opponent from the registry."""
+
+    spec: str
+    opponent: str
+    settings: Settings
+    device: str
+
+    def __call__(self, name: str) -> Player:
+        if name == AGENT:
+            return load_agent(self.spec, self.settings, device=self.device)[1]
+        return make_player(self.opponent, settings=self.settings, device=self.device)
+
+
 def _engine(task: Task, specs: Sequence[str], players: Sequence[Player]) -> str:
     """``"batched"`` when the table can play there (every player has a batched form, single
     hands), else ``"python"``: one rule for every agent, so the panel plays alike for all."""
@@ -54,31 +73,31 @@ def _engine(task: Task, specs: Sequence[str], players: Sequence[Player]) -> str:
 
 
 def play_task(
-    spec: str, task: Task, *, count: int | None = None, seed: int | None = None, threads: int = 1,
-    device: str = "cpu", progress: bool = False, log: Callable[[str], None] | None = None,
+    spec: str, task: Task, *, deal_set: str = FULL, count: int | None = None, seed: int | None = None,
+    threads: int = 1, workers: int = 1, device: str = "cpu", progress: bool = False,
+    log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The agent ``spec`` (any form of :func:`training.benchmark.agents.load_agent`) against
     ``task``'s panel; returns the task's part of the report.
 
-    ``count``/``seed``: play only the first ``count`` deals (or matches) of the deal set, or
-    deals from another seed; the result is then marked ``comparable: false`` (no leaderboard).
+    ``deal_set``: ``"full"`` (the task's deal set) or ``"short"`` (its first ``short_count``
+    games). ``count``/``seed``: play only the first ``count`` deals (or matches) of that set, or
+    deals from another seed; the result is then marked ``comparable: false`` (no rating, no
+    leaderboard). ``workers``: processes for the tables played on the Python engine (the
+    figures do not depend on it).
     """
-    check_task(task)  # the environment version and the deal set, before anything is played
+    check_task(task, deal_set)  # the environment version and the deal set, before anything is played
     settings = task.game_settings
-    count = task.count if count is None else count
+    set_count, _ = task.deal_set(deal_set)
+    count = set_count if count is None else count
     seed = task.seed if seed is None else seed
-    comparable = count == task.count and seed == task.seed
+    comparable = count == set_count and seed == task.seed
     hand_settings = Settings(**{**settings.to_dict(), "target": None})
     kind, agent_player = load_agent(spec, settings, device=device)
     opponents = []
     start = time.perf_counter()
     for opponent in task.panel:
-
-        def loader(name: str, opponent: str = opponent) -> Player:
-            if name == AGENT:
-                return load_agent(spec, settings, device=device)[1]
-            return make_player(opponent, settings=settings, device=device)
-
+        loader = _Loader(spec, opponent, settings, device)
         specs = [s.format(opponent=opponent) for s in _lineup(task)]
         players = [agent_player] + [make_player(opponent, settings=settings, device=device)] * (len(specs) - 1)
         engine = _engine(task, specs, players)
@@ -87,7 +106,7 @@ def play_task(
         report = evaluate(
             specs, num_players=settings.num_players, partnerships=settings.partnerships,
             deals=count if task.kind == SINGLE_HAND else 0, matches=0 if task.kind == SINGLE_HAND else count,
-            target=settings.target or 151, seed=seed, workers=1, bootstrap=0, loader=loader, engine=engine,
+            target=settings.target or 151, seed=seed, workers=workers, bootstrap=0, loader=loader, engine=engine,
             threads=threads, device=device, progress=progress, **game,
         )
         table = report["tables"][0]
@@ -111,6 +130,7 @@ def play_task(
         "task": task.to_dict(),
         "agent_kind": kind,
         "agent_name": getattr(agent_player, "name", spec),
+        "deal_set": deal_set,
         "count": count,
         "seed": seed,
         "comparable": comparable,
@@ -139,25 +159,27 @@ def hardware(threads: int, device: str) -> dict[str, Any]:
     return out
 
 
-def command_for(spec: str, task: Task) -> str:
+def command_for(spec: str, task: Task, deal_set: str = FULL) -> str:
     """The command that reproduces a task's figures for ``spec``."""
-    return f"pisti-benchmark {spec} --task {task.name}"
+    return f"pisti-benchmark {spec} --task {task.name}" + (" --deal-set short" if deal_set == SHORT else "")
 
 
 def benchmark(
-    spec: str, tasks: Sequence[Task], *, count: int | None = None, seed: int | None = None, threads: int = 1,
-    device: str = "cpu", progress: bool = False, exploit_budget: int | None = None, exploit_dir: str | None = None,
+    spec: str, tasks: Sequence[Task], *, deal_set: str = FULL, count: int | None = None, seed: int | None = None,
+    threads: int = 1, workers: int = 1, device: str = "cpu", progress: bool = False,
+    exploit_budget: int | None = None, exploit_dir: str | None = None, made_with: str | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The whole report for ``spec`` on ``tasks`` (see :func:`play_task`); ``exploit_budget``:
     also train a best response of that many steps against the agent on each hand task
-    (:mod:`training.exploit`, slow) and report its edge."""
+    (:mod:`training.exploit`, slow) and report its edge. ``made_with``: how the agent was made
+    (a training command), kept in the report for the leaderboard."""
     start = time.perf_counter()
     results = []
     for task in tasks:
-        result = play_task(spec, task, count=count, seed=seed, threads=threads, device=device, progress=progress,
-                           log=log)
-        result["command"] = command_for(spec, task)
+        result = play_task(spec, task, deal_set=deal_set, count=count, seed=seed, threads=threads, workers=workers,
+                           device=device, progress=progress, log=log)
+        result["command"] = command_for(spec, task, deal_set)
         if exploit_budget:
             result["exploit"] = exploit_edge(spec, task, exploit_budget, threads, device,
                                              os.path.join(exploit_dir or "runs/benchmark", f"exploit-{task.name}"),
@@ -167,10 +189,12 @@ def benchmark(
         "format": REPORT_FORMAT,
         "format_version": REPORT_VERSION,
         "agent": spec,
+        **({"made_with": made_with} if made_with else {}),
         "tasks": results,
         "versions": {**versions(), "env_version": ENV_VERSION,
                      "tasks": {r["task"]["name"]: r["task"]["version"] for r in results},
-                     "deal_sets": {r["task"]["name"]: r["task"]["deal_hash"] for r in results}},
+                     "deal_sets": {r["task"]["name"]: r["task"]["short_hash" if r["deal_set"] == SHORT else "deal_hash"]
+                                   for r in results}},
         "hardware": hardware(threads, device),
         "wall_seconds": time.perf_counter() - start,
     }

@@ -16,7 +16,7 @@ import numpy as np
 
 from pisti_env import Settings
 
-from .stats import bradley_terry, mean_ci
+from .stats import bradley_terry, mean_ci, rate_ci
 
 
 Seatings = Sequence[Sequence[int]]
@@ -104,7 +104,7 @@ def summarize_table(
     Returns a JSON-ready dict: ``entries`` (mean score per hand and per seat counted from the
     dealer, match wins) and ``pairs`` (for each pair: mean score difference per hand with its
     interval from the paired per-deal differences, hand win/draw/loss counts and win rate,
-    match win rate).
+    match win rate; the win rates with Wilson intervals, :func:`~training.harness.stats.rate_ci`).
     """
     n = settings.num_players
     m = len(names)
@@ -133,7 +133,7 @@ def summarize_table(
             ]
         if matches:
             wins = np.array([[e in w for w in mw] for mw in match_winners], dtype=float).mean(axis=1)
-            entry["match_win_rate"] = mean_ci(wins, level)
+            entry["match_win_rate"] = rate_ci(wins, len(matches) * len(seatings), level)
             entry["match_hands"] = float(np.mean([[rec["hands"] for rec in mt] for mt in matches]))
         entries.append(entry)
 
@@ -145,13 +145,13 @@ def summarize_table(
             pair["score_diff"] = mean_ci(diff.mean(axis=1), level)
             wins, draws, losses = int((diff > 0).sum()), int((diff == 0).sum()), int((diff < 0).sum())
             pair["hands"] = {"played": int(diff.size), "a_wins": wins, "draws": draws, "b_wins": losses}
-            pair["hand_win_rate"] = mean_ci(((diff > 0) + 0.5 * (diff == 0)).mean(axis=1), level)
+            pair["hand_win_rate"] = rate_ci(((diff > 0) + 0.5 * (diff == 0)).mean(axis=1), int(diff.size), level)
         if matches:
             md = match_scores[:, :, i] - match_scores[:, :, j]
             beat = np.array(
                 [[(i in w) - (j in w) for w in mw] for mw in match_winners], dtype=float
             )  # +1 a won, -1 b won, 0 a third side won
-            pair["match_win_rate"] = mean_ci(((md > 0) + 0.5 * (md == 0)).mean(axis=1), level)
+            pair["match_win_rate"] = rate_ci(((md > 0) + 0.5 * (md == 0)).mean(axis=1), int(md.size), level)
             pair["matches"] = {
                 "played": int(md.size),
                 "a_wins": int((beat > 0).sum()),

@@ -1,13 +1,25 @@
-"""What every recipe in ``examples/`` prints when it is done: how fast it trained (with the load
-average, since other jobs slow a shared CPU) and the trained player's margins over the
-baselines on duplicate deals (:func:`~training.harness.margins.baseline_margins`)."""
+"""What every recipe in ``examples/`` shares: the flags every recipe has, what it prints when it
+is done (how fast it trained, with the load average, since other jobs slow a shared CPU, and
+the trained player's margins over the baselines on duplicate deals,
+:func:`~training.harness.margins.baseline_margins`), and ``--export``: the trained policy as a
+``pisti-export`` file that ``pisti-benchmark`` plays without the library
+(:func:`export_policy_file`)."""
 
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 import os
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from pisti_env.flags import writable_file
+
+if TYPE_CHECKING:
+    from torch import nn
+
+EXPORT_HELP = ("also write the trained policy to PATH as a pisti-export file (.pt: TorchScript, .onnx: ONNX) "
+               "that pisti-benchmark and make_player play without the library")
 
 
 def print_training(steps: int, seconds: float, unit: str = "steps", note: str = "") -> None:
@@ -26,14 +38,60 @@ def print_margins(margins: dict[str, dict[str, float]], deals: int) -> None:
 
 
 def add_run_flags(parser: argparse.ArgumentParser, *, seed: int = 0, save: str = "where to save the trained weights",
-                  threads: str = "--threads") -> None:
+                  threads: str = "--threads", export: bool = False) -> None:
     """The flags every recipe has, the same way: ``--deals`` (duplicate deals per evaluation, 0:
-    none), ``--seed``, torch's thread count (``threads`` names the flag) and ``--save`` (``save``
-    says what it saves)."""
+    none), ``--seed``, torch's thread count (``threads`` names the flag), ``--save`` (``save``
+    says what it saves) and, for a recipe that writes one (``export``), ``--export PATH``
+    (:func:`export_path`, checked before training; :func:`export_policy_file` writes it)."""
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation (0: none)")
     parser.add_argument("--seed", type=int, default=seed)
     parser.add_argument(threads, type=int, default=1, help="torch CPU threads (small networks gain nothing from more)")
     parser.add_argument("--save", default=None, help=save)
+    if export:
+        parser.add_argument("--export", type=export_path, default=None, metavar="PATH", help=EXPORT_HELP)
+
+
+def export_path(text: str) -> str:
+    """An argparse ``type=`` for ``--export``: a file name ending ``.pt`` or ``.onnx`` that can
+    be written (:func:`pisti_env.flags.writable_file`), so a bad path fails at once, not after
+    the training budget."""
+    from training.benchmark.export import format_of  # torch: only for a recipe that exports
+
+    try:
+        format_of(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return writable_file(text)
+
+
+def export_policy_file(network: "nn.Module", path: str, *, settings: Mapping[str, Any], name: str, recipe: str,
+                       steps: int, reads_mask: bool = False) -> str:
+    """Write a recipe's trained actor to ``path`` as a ``pisti-export`` file (the format by the
+    suffix: ``.pt`` TorchScript, ``.onnx`` ONNX), played by argmax, as the recipes evaluate.
+
+    Args:
+        network: the actor's logits: ``observation float32[B, obs] -> logits [B, actions]``,
+            where ``observation`` is ``pisti_v0``'s flat ``observation`` vector, exactly what
+            an :class:`~pisti_env.agents.exported.ExportedPolicy` feeds it; with
+            ``reads_mask``, ``network(observation, action_mask)`` (the mask a bool tensor).
+            A copy is exported (on the CPU, in evaluation mode); the logits of illegal actions
+            need not be masked: the file masks them.
+        settings: the game it was trained for (game settings as ``make_settings`` takes them).
+        name: the policy's name (the benchmark's label); ``recipe``: the script that trained
+            it; ``steps``: the decisions it trained on (recorded in the file's ``source``).
+
+    Returns the path written (atomically: see :func:`training.benchmark.export.write_policy_file`).
+    """
+    from pisti_env import make_settings
+    from pisti_env.observation import ObservationLayout
+    from training.benchmark.export import MaskedLogProbs, format_of, policy_contract, write_policy_file
+
+    game = make_settings(**settings)
+    contract = policy_contract(game, ObservationLayout(game).size, name, {"recipe": recipe, "steps": int(steps)}, play="argmax")
+    module = MaskedLogProbs(copy.deepcopy(network).float().cpu(), reads_mask=reads_mask).eval()
+    written = write_policy_file(module, contract, format_of(path), path)
+    print(f"exported the policy to {written}", flush=True)
+    return written
 
 
 def report(steps: int, seconds: float, deals: int, margins: Callable[[], dict[str, dict[str, float]]],

@@ -1,4 +1,5 @@
-"""The statistics of the evaluation report: t confidence intervals and Bradley–Terry ratings.
+"""The statistics of the evaluation report: t confidence intervals, Wilson intervals for win
+rates and Bradley–Terry ratings.
 
 Pure Python and NumPy, no SciPy: the Student t quantile comes from the regularized incomplete
 beta function (continued fraction) and bisection.
@@ -104,6 +105,55 @@ def mean_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> dict[s
         sd = float(x.std(ddof=1))
         half = t_quantile(0.5 + level / 2.0, n - 1) * sd / math.sqrt(n)
     return {"mean": mean, "ci_low": mean - half, "ci_high": mean + half, "half_width": half, "sd": sd, "n": n}
+
+
+def rate_ci(values: Sequence[float] | np.ndarray, trials: int, level: float = 0.95) -> dict[str, float]:
+    """A win rate (a mean of per-deal rates in [0, 1]) with a Wilson score interval.
+
+    A Student-t interval on rates collapses to ``± 0`` when every deal gives the same result
+    (a 100% win rate) and reaches past 0 or 1 near them; the Wilson interval stays inside
+    [0, 1] and keeps a width at the bounds. The seatings of one duplicate deal are paired, so
+    the interval uses the *effective* number of trials ``rate (1 - rate) / se²``, with ``se``
+    the rates' standard error over deals (Kish's design effect): in mid-range the interval is
+    then the t interval's to a fraction of a percent, pairing's gain kept. When every deal gives
+    the same rate of 0 or 1 (``se`` 0) the effective trials are ``trials``, the hands (or
+    matches) played, as if each were independent; the same rate strictly between (a
+    deterministic policy against itself splits every deal) has no width, as the t interval.
+
+    Args:
+        values: one rate per duplicate deal (its seatings' wins, a draw counting half).
+        trials: the hands (or matches) the rates come from.
+        level: the confidence level, in (0, 1).
+
+    Returns :func:`mean_ci`'s keys with ``ci_low``/``ci_high`` the Wilson bounds, ``half_width``
+    the larger distance from the rate to a bound (so ``rate ± half_width`` covers the interval)
+    and ``n_eff`` the effective trials (``None`` where no count applies: fewer than two deals, or
+    no variation strictly between 0 and 1).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if np.any(x < 0.0) or np.any(x > 1.0):
+        raise ValueError("rate_ci needs rates in [0, 1]")
+    return rate_interval(mean_ci(x, level), trials, level)
+
+
+def rate_interval(stat: dict[str, float], trials: int, level: float = 0.95) -> dict[str, float]:
+    """:func:`rate_ci` from the rates' summary, :func:`mean_ci`'s ``mean``, ``sd`` and ``n``
+    (a report keeps them, so its intervals can be checked without replaying it)."""
+    rate, sd, n = stat["mean"], stat["sd"], int(stat["n"])
+    if n < 2:
+        return {**stat, "n_eff": None}
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < n:
+        raise ValueError(f"trials must be an int >= the number of rates ({n}), got {trials!r}")
+    se2 = sd * sd / n
+    if se2 == 0.0 and 0.0 < rate < 1.0:  # every deal split alike (a deterministic mirror): nothing varies
+        return {**stat, "ci_low": rate, "ci_high": rate, "half_width": 0.0, "n_eff": None}
+    n_eff = float(trials) if se2 == 0.0 else rate * (1.0 - rate) / se2
+    z = t_quantile(0.5 + level / 2.0, n - 1)
+    shrink = 1.0 + z * z / n_eff
+    centre = (rate + z * z / (2.0 * n_eff)) / shrink
+    spread = z / shrink * math.sqrt(rate * (1.0 - rate) / n_eff + z * z / (4.0 * n_eff * n_eff))
+    low, high = max(0.0, centre - spread), min(1.0, centre + spread)
+    return {**stat, "ci_low": low, "ci_high": high, "half_width": max(rate - low, high - rate), "n_eff": n_eff}
 
 
 def bradley_terry(

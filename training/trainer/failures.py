@@ -65,10 +65,14 @@ def non_finite(tensors: "dict[str, object]") -> str | None:
     (``None`` when all are finite)."""
     import torch
 
-    for name, value in tensors.items():
-        if isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all()):
-            return name
-    return None
+    floats = {name: v for name, v in tensors.items() if isinstance(v, torch.Tensor) and v.is_floating_point()}
+    by_device: dict[torch.device, list[torch.Tensor]] = {}
+    for value in floats.values():
+        by_device.setdefault(value.device, []).append(torch.isfinite(value).all())
+    # One host-device sync per device on the common path (all finite), not one per tensor.
+    if all(bool(torch.stack(flags).all()) for flags in by_device.values()):
+        return None
+    return next(name for name, value in floats.items() if not bool(torch.isfinite(value).all()))
 
 
 def stop_if_diverged(trainer: "Trainer", out: str | os.PathLike) -> None:
