@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from pisti_env.flags import ArgumentParser, check_path, fail, non_negative_int, positive_int, torch_device, writable_dir
 
-from .tasks import DEAL_SETS, FULL, get_task, task_names
+from .tasks import DEAL_SETS, FULL, get_task, played_deal_set, task_names
 
 DEVICES = ("cpu", "cuda")
 
@@ -47,8 +47,7 @@ def format_benchmark(report: dict[str, Any]) -> str:
         task = result["task"]
         unit = "margin / hand (95% CI)" if task["kind"] == "hand" else "match win rate % (95% CI)"
         count = f"{result['count']} duplicate {'deals' if task['kind'] == 'hand' else 'matches to ' + str(task['settings']['target'])}"
-        deal_set = result.get("deal_set", FULL)
-        digest = task["deal_hash" if deal_set == FULL else "short_hash"]
+        deal_set, digest = played_deal_set(result)
         lines += ["", f"{task['id']}: {task['description']}",
                   f"  {count}, seed {result['seed']}, {deal_set} deal set {digest[:12]}"
                   + ("" if result["comparable"] else "  (NOT the task's deal set: not comparable)"),

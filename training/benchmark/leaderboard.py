@@ -26,7 +26,7 @@ from pisti_env.flags import ArgumentParser, fail, writable_file
 
 from .rating import anchored_rating
 from .run import REPORT_FORMAT
-from .tasks import FULL, SHORT, TASKS, Task, get_task
+from .tasks import FULL, SHORT, TASKS, Task, get_task, played_deal_set
 
 HEADER = """# Leaderboard
 
@@ -51,9 +51,8 @@ def collect(paths: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
             if not result.get("comparable"):
                 raise ValueError(f"{path}: {task['id']} was not played on one of the task's deal sets (--deals/--seed)")
             current = get_task(task["name"])
-            which = result.get("deal_set", FULL)
+            which, played = played_deal_set(result)
             count, digest = current.deal_set(which)
-            played = task.get("deal_hash" if which == FULL else "short_hash")
             if played != digest or result["count"] != count:
                 raise ValueError(f"{path}: {task['id']} has {which} deal set {str(played)[:12]} of {result['count']} "
                                  f"games, the task {digest[:12]} of {count}")

@@ -30,7 +30,7 @@ from training.harness.report import versions
 
 from .agents import load_agent
 from .rating import anchored_rating, panel_mean
-from .tasks import ENV_VERSION, FULL, SHORT, SINGLE_HAND, Task, check_task
+from .tasks import ENV_VERSION, FULL, SHORT, SINGLE_HAND, Task, check_task, played_deal_set
 
 AGENT = "agent"  # the agent's name at every table (never a panel spec)
 REPORT_FORMAT = "pisti-benchmark-report"
@@ -193,8 +193,7 @@ def benchmark(
         "tasks": results,
         "versions": {**versions(), "env_version": ENV_VERSION,
                      "tasks": {r["task"]["name"]: r["task"]["version"] for r in results},
-                     "deal_sets": {r["task"]["name"]: r["task"]["short_hash" if r["deal_set"] == SHORT else "deal_hash"]
-                                   for r in results}},
+                     "deal_sets": {r["task"]["name"]: played_deal_set(r)[1] for r in results}},
         "hardware": hardware(threads, device),
         "wall_seconds": time.perf_counter() - start,
     }

@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from pisti_env import OBS_VERSION, Settings, make_settings
 from pisti_env.deal import first_deal
@@ -137,6 +137,13 @@ def deal_set_hash(settings: Settings, seed: int, count: int, kind: str = SINGLE_
         dealer, deck = first_deal(settings, game_seed)
         digest.update(struct.pack(f"<qB{len(deck)}B", game_seed, dealer, *deck))
     return digest.hexdigest()
+
+
+def played_deal_set(result: Mapping[str, Any]) -> tuple[str, str | None]:
+    """``(which, hash)``: the deal set a report's task result was played on (``"full"`` for a
+    report made before short sets existed) and that set's hash as the report recorded it."""
+    which = result.get("deal_set", FULL)
+    return which, result["task"].get("deal_hash" if which == FULL else "short_hash")
 
 
 def check_task(task: Task, which: str = FULL) -> None:
