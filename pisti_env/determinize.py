@@ -8,6 +8,7 @@ import random
 from typing import TYPE_CHECKING
 
 from . import locations as loc
+from .arguments import check_int
 from .cards import RANK
 from .counters import Counter
 from .scoring import POINTS
@@ -45,14 +46,14 @@ def determinize(game: Game, seat: int, rng: random.Random | int | None = None, *
             ``True``/``False`` deals only worlds in which that card is / is not of the lone
             card's rank (uniformly among them); ``None`` (default): no condition.
 
-    Raises ``ValueError`` for a bad seat, for ``claim`` without such a claim, or when no
-    world meets ``claim``.
+    Raises ``ValueError`` for a seat outside ``0..num_players - 1``, for ``claim`` without
+    such a claim, or when no world meets ``claim``; ``TypeError`` for a seat that is not an int,
+    or an ``rng`` that is neither a ``random.Random``, an int seed nor ``None``.
     """
-    if isinstance(seat, bool) or not hasattr(seat, "__index__") or not 0 <= int(seat) < game.num_players:
-        raise ValueError(f"seat must be an int 0..{game.num_players - 1}, got {seat!r}")
-    seat = int(seat)
+    seat = check_int(seat, "seat", low=0, high=game.num_players - 1, kind="seat")
     if not isinstance(rng, random.Random):
-        rng = random.Random(rng)
+        rng = random.Random(check_int(rng, "rng", kind="seed or a random.Random", none=True)
+                            if rng is not None else None)
     unknown = loc.unknown_codes(seat, game.side_of[seat])
     where = game.where
     hidden_claim = game.claimant >= 0 and where[game.claim_card] in unknown

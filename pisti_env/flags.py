@@ -184,16 +184,18 @@ class ArgumentParser(argparse.ArgumentParser):
 # control character, and the Unicode direction overrides that reorder what a line appears to say.
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_SURROGATES = re.compile("[\ud800-\udfff]")  # a lone surrogate (JSON allows it) cannot be printed as UTF-8
 
 
 def printable(value: Any, limit: int | None = None) -> str:
     """``str(value)`` made safe to print on a terminal: escape sequences removed, other control
     characters (newlines and tabs included) shown as a space, so text read from a file (a
     replay's names, a checkpoint's metadata) can neither restyle nor clear the screen, set the
-    window title or break a line. With ``limit``, at most that many characters (``…`` marks a
+    window title or break a line; a lone surrogate (which no UTF-8 output can hold) shows as
+    U+FFFD. With ``limit``, at most that many characters (``…`` marks a
     cut). It is not markup escaping: print the result as plain text (``rich.text.Text``, or
     ``markup=False``)."""
-    text = _CONTROLS.sub(" ", _ESCAPES.sub("", str(value)))
+    text = _SURROGATES.sub("\ufffd", _CONTROLS.sub(" ", _ESCAPES.sub("", str(value))))
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text

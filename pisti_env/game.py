@@ -62,6 +62,8 @@ _PUBLIC_POINTS, _MATCH_SCORES = int(Counter.PUBLIC_POINTS), int(Counter.MATCH_SC
 _PLAYED_BY, _PILE_UP = loc.PLAYED_BY, loc.PILE_UP  # location codes of a face-up play, as module globals
 
 
+_COUNTER_ROWS = len(Counter)  # the rows of Game.counts, bluff rows included (R29)
+
 def _counter_row(row: Counter, doc: str) -> property:
     """A read-only attribute for one row of ``Game.counts`` (see :meth:`Game.counter`)."""
     index = int(row)
@@ -142,6 +144,8 @@ class Game:
     def counter(self, row: Counter | int) -> list[int]:
         """Row ``row`` of :attr:`counts`: the live per-side list. A bluff row of a game without
         the variant reads as zeros (R29)."""
+        if not (isinstance(row, int) and not isinstance(row, bool) and 0 <= row < _COUNTER_ROWS):
+            row = check_int(row, "row", low=0, high=_COUNTER_ROWS - 1, kind="counter row")  # never wraps
         counts = self.counts
         return counts[row] if row < len(counts) else [0] * self.num_sides
 
@@ -199,8 +203,19 @@ class Game:
         return sorted({p % NUM_CARD_IDS for p in self.hands[seat]})
 
     def hand_card_ids(self, seat: int) -> list[int]:
-        """Card ids in ``seat``'s hand, sorted (a card held twice, with two decks, twice)."""
-        return sorted(p % NUM_CARD_IDS for p in self.hands[seat])
+        """Card ids in ``seat``'s hand, sorted (a card held twice, with two decks, twice).
+
+        Raises:
+            TypeError: ``seat`` is not an int.
+            ValueError: ``seat`` is outside ``0..num_players - 1`` (never wrapped: -1 is refused).
+        """
+        return sorted(p % NUM_CARD_IDS for p in self.hands[self._seat(seat)])
+
+    def _seat(self, seat: Any, name: str = "seat") -> int:
+        """``seat`` checked as the library checks every seat (`pisti_env.arguments.check_int`)."""
+        if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < self.num_players:
+            return seat
+        return check_int(seat, name, low=0, high=self.num_players - 1, kind="seat")
 
     @property
     def stock_size(self) -> int:
@@ -286,8 +301,9 @@ class Game:
 
     def unknown_cards(self, seat: int) -> list[int]:
         """Physical cards whose identity ``seat`` cannot know (R31), ascending; see
-        :func:`pisti_env.determinize.unknown_cards`."""
-        return unknown_cards(self, seat)
+        `pisti_env.determinize.unknown_cards`. A seat outside ``0..num_players - 1`` is a
+        ``ValueError``, a seat that is not an int a ``TypeError``."""
+        return unknown_cards(self, self._seat(seat))
 
     def determinize(
         self, seat: int, rng: random.Random | int | None = None, *, claim: bool | None = None
@@ -295,8 +311,10 @@ class Game:
         """A copy in which everything ``seat`` cannot know (R31) is dealt again uniformly;
         ``claim=True``/``False`` keeps only worlds in which a pending claim's hidden face-down
         card is / is not of the lone card's rank (R29). See
-        :func:`pisti_env.determinize.determinize` for the deal order, ``rng`` and the errors."""
-        return determinize(self, seat, rng, claim=claim)
+        `pisti_env.determinize.determinize` for the deal order, ``rng`` and the errors
+        (a seat is checked like every seat; ``rng`` must be a ``random.Random``, an int seed or
+        ``None``: anything else is a ``TypeError``)."""
+        return determinize(self, self._seat(seat), rng, claim=claim)
 
 
 # What a copy of a game may share with it: immutable values (Settings is a frozen dataclass).

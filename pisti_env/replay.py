@@ -117,16 +117,21 @@ class GameRecorder:
             else:
                 self._hand_record()
 
-    def finish(self) -> None:
-        """Write the ``end`` record (once): ``complete`` is false if the game is not over."""
+    def finish(self, reason: str | None = None) -> None:
+        """Write the ``end`` record (once): ``complete`` is false if the game is not over;
+        ``reason`` (kept as the record's ``reason``) says why a game was left unfinished (a
+        player that failed to move), for readers to show."""
         if self.ended:
             return
         self.ended = True
         game = self.game
-        self._sink({
+        record = {
             "type": "end", "complete": game.done, "hands": game.hands_completed,
             "match_scores": list(game.match_scores), "winner": game.winner if game.done else None,
-        })
+        }
+        if reason is not None:
+            record["reason"] = str(reason)
+        self._sink(record)
 
 
 def line_writer(stream: TextIO) -> Callable[[Record], None]:

@@ -15,9 +15,11 @@ from .arguments import check_int
 def next_game_seed(seed: int | None, seeder: random.Random | None) -> tuple[random.Random, int]:
     """``(new seeder, game seed)`` for a reset with ``seed``; ``seeder`` is the env's current one
     (``None`` before the first reset). ``seeder`` itself is never moved on: the env keeps the
-    new one only once its reset has succeeded. Raises ``TypeError`` for a seed that is not an int."""
+    new one only once its reset has succeeded. Raises ``TypeError`` for a seed that is not an
+    int, ``ValueError`` for a negative one (the one rule of both envs, and of the vector env and
+    Gymnasium's own seeding: a seed is an int >= 0)."""
     if seed is not None:
-        seed = check_int(seed, "seed", none=True)
+        seed = check_int(seed, "seed", low=0, none=True)
         new = random.Random(seed)
         new.getrandbits(63)  # so the next unseeded reset does not replay this seed
         return new, seed

@@ -10,6 +10,17 @@ log-probabilities (an illegal action gets a log-probability far below any legal 
 checks the contract against this package and the game before playing, so an export made for
 another encoding or another game is refused instead of playing nonsense.
 
+The file is untrusted input: the contract is checked against a schema
+([`check_contract`][pisti_env.agents.exported.check_contract]: every required key, types and
+ranges, the settings a valid game, the sizes those settings give), and the function is run once
+on a tiny batch when the file is loaded
+([`probe_forward`][pisti_env.agents.exported.probe_forward]: it must not raise and must return
+`[B, num_actions]` log-probabilities), so a malformed file is an
+[`ExportError`][pisti_env.agents.exported.ExportError] naming the file at load time, in one
+line, never a TorchScript dump at the first move. Loading a TorchScript file runs no
+arbitrary Python, but the file is a program: see docs/reliability.md ("Agent files that can run
+code").
+
 :class:`ExportedPolicy` plays it one decision at a time (``act``) or for a batch of the batched
 engine (``act_batch``), so the harness plays it on the batched engine like a checkpoint. Its
 ``play`` modes are the checkpoint player's (:class:`training.trainer.policy.CheckpointPlayer`):
@@ -26,12 +37,14 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from ..observation import OBS_VERSION
-from ..rules import Settings
+from ..actions import num_actions as game_num_actions
+from ..observation import OBS_VERSION, ObservationLayout
+from ..rules import SETTING_NAMES, Settings, make_settings
 from .view import SeatView
 
 if TYPE_CHECKING:
@@ -43,29 +56,137 @@ EXPORT_FORMAT_VERSION = 1
 PLAY_MODES = ("argmax", "sample", "sample_bluffs")
 # Settings a policy sees only as match context: any other setting changes the game it plays.
 MATCH_CONTEXT = ("target", "win_margin")
+REQUIRED_KEYS = ("format", "format_version", "obs_version", "observation_size", "num_actions", "settings")
+MAX_CONTRACT_BYTES = 1_048_576  # 1 MiB: a real contract is well under a kilobyte
+MAX_NAME_CHARS = 200
+MAX_ERROR_CHARS = 200  # what an error quotes of a message torch or onnxruntime raised
+PROBE_BATCH = 2  # rows of the test input run once at load
 
 
 class ExportError(ValueError):
-    """An exported policy that is unreadable or made for another encoding or game."""
+    """An exported policy that is unreadable, malformed, or made for another encoding or game."""
 
 
-def check_contract(contract: Mapping[str, Any], path: str, settings: Settings | Mapping[str, Any] | None) -> None:
-    """Raise :class:`ExportError` unless ``contract`` (an export's metadata) fits this package's
-    observation layout and, if given, the game ``settings`` (match context aside)."""
-    if contract.get("format") != EXPORT_FORMAT or contract.get("format_version") != EXPORT_FORMAT_VERSION:
+def brief_error(error: BaseException, limit: int = MAX_ERROR_CHARS) -> str:
+    """One short line for an error torch or onnxruntime raised: the line that says what failed
+    (for a TorchScript interpreter traceback, its last line; else its first; the error's type
+    when it has no text), cut to `limit` characters, control characters removed."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        text = type(error).__name__
+    elif lines[0].startswith("The following operation failed in the TorchScript interpreter"):
+        text = lines[-1]
+    else:
+        text = lines[0]
+    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _whole(contract: Mapping[str, Any], key: str, path: str, low: int, high: int) -> int:
+    value = contract[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ExportError(f"{path!r}: metadata field {key!r} must be a whole number from {low} to {high}, "
+                          f"got {_shown(value)}")
+    return value
+
+
+def _trained_settings(contract: Mapping[str, Any], path: str) -> Settings:
+    """The contract's `settings`: an object holding every setting, a valid game."""
+    given = contract["settings"]
+    if not isinstance(given, dict):
+        raise ExportError(f"{path!r}: metadata field 'settings' must be an object of the game settings, "
+                          f"got {_shown(given)}")
+    missing = [name for name in SETTING_NAMES if name not in given]
+    if missing:
+        raise ExportError(f"{path!r}: metadata field 'settings' lacks {missing} (an export names every setting "
+                          "of its game)")
+    try:
+        return make_settings(**given)
+    except (TypeError, ValueError) as err:
+        raise ExportError(f"{path!r}: metadata field 'settings' is not a valid game: {err}") from None
+
+
+def check_contract(contract: Any, path: str, settings: Settings | Mapping[str, Any] | None) -> None:
+    """Raise [`ExportError`][pisti_env.agents.exported.ExportError] unless `contract` (an export's metadata) is a
+    well-formed observation contract of this package's observation layout and, if given, of the
+    game `settings` (match context aside).
+
+    Checked, in order: a JSON object; the format, its version and the observation layout
+    version; every key of `REQUIRED_KEYS`; `settings` a valid game naming every setting;
+    `observation_size` and `num_actions` those of that game; `play` one of `PLAY_MODES` and
+    `name` a short line of text, when present; then the game's settings equal to the trained
+    ones but for `MATCH_CONTEXT`, and its observation size and action count the contract's.
+    Every failure names the file and the field.
+    """
+    if not isinstance(contract, dict):
+        raise ExportError(f"{path!r}: its {CONTRACT_KEY!r} metadata must be a JSON object, got "
+                          f"{type(contract).__name__}")
+    if contract.get("format") != EXPORT_FORMAT or contract.get("format_version") != EXPORT_FORMAT_VERSION \
+            or isinstance(contract.get("format_version"), bool):
         raise ExportError(f"{path!r} is not a pisti policy export of format {EXPORT_FORMAT} "
-                          f"v{EXPORT_FORMAT_VERSION} (got {contract.get('format')!r} v{contract.get('format_version')!r})")
-    if contract.get("obs_version") != OBS_VERSION:
-        raise ExportError(f"{path!r} reads observation layout v{contract.get('obs_version')}, this package "
+                          f"v{EXPORT_FORMAT_VERSION} (got {_shown(contract.get('format'))} "
+                          f"v{_shown(contract.get('format_version'))})")
+    if contract.get("obs_version") != OBS_VERSION or isinstance(contract.get("obs_version"), bool):
+        raise ExportError(f"{path!r} reads observation layout v{_shown(contract.get('obs_version'))}, this package "
                           f"encodes v{OBS_VERSION}: export the policy again with a matching version")
+    missing = [key for key in REQUIRED_KEYS if key not in contract]
+    if missing:
+        raise ExportError(f"{path!r}: metadata field {missing[0]!r} is missing (required: {list(REQUIRED_KEYS)})")
+    trained = _trained_settings(contract, path)
+    size = ObservationLayout(trained).size
+    _whole(contract, "observation_size", path, size, size)
+    actions = game_num_actions(trained.bluff)
+    _whole(contract, "num_actions", path, actions, actions)
+    if "play" in contract and contract["play"] not in PLAY_MODES:
+        raise ExportError(f"{path!r}: metadata field 'play' must be one of {list(PLAY_MODES)}, "
+                          f"got {_shown(contract['play'])}")
+    if "name" in contract:
+        name = contract["name"]
+        if not isinstance(name, str) or len(name) > MAX_NAME_CHARS \
+                or any(unicodedata.category(ch)[0] == "C" for ch in name):
+            raise ExportError(f"{path!r}: metadata field 'name' must be text of at most {MAX_NAME_CHARS} "
+                              f"characters without control characters, got {_shown(name)}")
     if settings is None:
         return
-    wanted = settings.to_dict() if isinstance(settings, Settings) else dict(settings)
-    trained = contract.get("settings", {})
-    differ = sorted(k for k in wanted if k not in MATCH_CONTEXT and k in trained and trained[k] != wanted[k])
+    game = settings if isinstance(settings, Settings) else make_settings(**settings)
+    wanted, had = game.to_dict(), trained.to_dict()
+    differ = sorted(k for k in wanted if k not in MATCH_CONTEXT and had[k] != wanted[k])
     if differ:
         raise ExportError(f"{path!r} was trained for another game: " + ", ".join(
-            f"{k}={trained[k]!r} (asked {wanted[k]!r})" for k in differ))
+            f"{k}={had[k]!r} (asked {wanted[k]!r})" for k in differ))
+    if ObservationLayout(game).size != size or game.num_actions != actions:
+        raise ExportError(f"{path!r} reads observations of size {size} with {actions} actions; this game has "
+                          f"{ObservationLayout(game).size} and {game.num_actions}")
+
+
+def probe_forward(forward: Any, contract: Mapping[str, Any], path: str, device: str = "cpu") -> None:
+    """Run `forward` once on a tiny batch (zero observations, every action legal in one row,
+    one action in the other); [`ExportError`][pisti_env.agents.exported.ExportError] naming `path` unless it returns
+    floating `[B, num_actions]` log-probabilities without NaN."""
+    import torch
+
+    size, actions = contract["observation_size"], contract["num_actions"]
+    observation = torch.zeros(PROBE_BATCH, size, dtype=torch.float32, device=device)
+    mask = torch.zeros(PROBE_BATCH, actions, dtype=torch.bool, device=device)
+    mask[0] = True
+    mask[1:, 0] = True
+    try:
+        with torch.no_grad():
+            out = forward(observation, mask)
+    except Exception as err:  # torch and onnxruntime raise several types; a program may raise any
+        raise ExportError(f"{path!r}: the policy fails on a test input: {brief_error(err)}") from None
+    if not isinstance(out, torch.Tensor):
+        raise ExportError(f"{path!r}: the policy returns {type(out).__name__}, not a tensor of log-probabilities")
+    if tuple(out.shape) != (PROBE_BATCH, actions) or not out.is_floating_point():
+        raise ExportError(f"{path!r}: the policy returns {out.dtype} of shape {list(out.shape)} for a batch of "
+                          f"{PROBE_BATCH}; an export returns float log-probabilities of shape [batch, {actions}]")
+    if bool(torch.isnan(out).any()):
+        raise ExportError(f"{path!r}: the policy returns NaN on a test input")
 
 
 def read_contract(path: str) -> dict[str, Any]:
@@ -84,14 +205,22 @@ def _open(path: str, device: str) -> tuple[Any, dict[str, Any]]:
             files = {CONTRACT_KEY: ""}
             forward = _jit_load(path, device, files).eval()
             text = files[CONTRACT_KEY]
-    except (OSError, RuntimeError) as err:
-        raise ExportError(f"cannot read the exported policy {path!r}: {err}") from None
+    except (OSError, RuntimeError, ValueError) as err:
+        raise ExportError(f"cannot read the exported policy {path!r}: {brief_error(err)}") from None
     if not text:
         raise ExportError(f"{path!r} has no {CONTRACT_KEY!r} metadata: not written by pisti-export")
+    if len(text) > MAX_CONTRACT_BYTES:
+        raise ExportError(f"{path!r}: its {CONTRACT_KEY!r} metadata is {len(text)} bytes, more than the "
+                          f"{MAX_CONTRACT_BYTES} it may have")
     try:
-        return forward, json.loads(text)
-    except ValueError:
-        raise ExportError(f"{path!r}: its {CONTRACT_KEY!r} metadata is not JSON") from None
+        contract = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ExportError(f"{path!r}: its {CONTRACT_KEY!r} metadata is not JSON (or nests too deeply)") from None
+    return forward, contract
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a number JSON allows")
 
 
 class ExportedPolicy:
@@ -138,8 +267,11 @@ class ExportedPolicy:
         """The masked log-probabilities of a batch."""
         import torch
 
-        with torch.no_grad():
-            return self._forward(observation.float(), mask.bool())
+        try:
+            with torch.no_grad():
+                return self._forward(observation.float(), mask.bool())
+        except RuntimeError as err:  # a TorchScript failure: one line, not the interpreter's dump
+            raise ExportError(f"exported policy {self.name!r} failed: {brief_error(err)}") from None
 
     def act_batch(self, observation: "torch.Tensor", mask: "torch.Tensor",
                   generator: "torch.Generator | None" = None) -> "torch.Tensor":
@@ -207,10 +339,14 @@ def load_exported(
 
     ``settings``: the game it will play (an export trained for another game raises
     :class:`ExportError`); ``device``: where a TorchScript module runs (ONNX runs on the CPU);
-    ``play``: as :class:`ExportedPolicy`. Raises :class:`ExportError` for a file without a
-    fitting contract.
+    ``play``: as [`ExportedPolicy`][pisti_env.agents.exported.ExportedPolicy]. Raises
+    [`ExportError`][pisti_env.agents.exported.ExportError] naming the file for a file that cannot
+    be read, without a well-formed and fitting contract
+    ([`check_contract`][pisti_env.agents.exported.check_contract]), or whose function fails on
+    a test input ([`probe_forward`][pisti_env.agents.exported.probe_forward]).
     """
     path = os.fspath(path)
     forward, contract = _open(path, device)
     check_contract(contract, path, settings)
+    probe_forward(forward, contract, path, device if not path.endswith(".onnx") else "cpu")
     return ExportedPolicy(forward, contract, play=play, name=contract.get("name") or os.path.basename(path))

@@ -7,7 +7,8 @@ script and style, allowed by hash). Each game of the file is played through the 
 becomes a frame: the table after the deal, after every move, at every hand's end (with the
 hand's score breakdown and the match score) and at the game's end. A person steps through the
 frames with buttons, the keyboard (←/→ a step, PgUp/PgDn a hand, Home/End, space plays) or a
-slider; a file of several games gets a game chooser.
+slider; a file of several games gets a game chooser. A page holds at most `MAX_PAGE_FRAMES`
+steps (every picture is inline): a larger choice of games is refused before anything is drawn.
 
 Frames are drawn from one point of view, chosen when the page is written: a seat's
 (:func:`~pisti_env.drawing.scene.seat_table`, from its :class:`~pisti_env.agents.view.SeatView`
@@ -31,6 +32,7 @@ from ..agents.view import SeatView
 from ..replay import RecordedGame, iter_replay
 from ..terminal.events import BLUFF_COLUMNS, SUMMARY_COLUMNS, describe_move, snapshot
 from ..terminal.screen import side_names
+from ..atomic import write_bytes_atomic
 from .scene import open_table, seat_table
 from .svg import card_defs, table_svg, text
 
@@ -203,10 +205,33 @@ def replay_page(games: Sequence[tuple[RecordedGame, Sequence[str]]], seat: int |
     return _page(games, seat, title)[0]
 
 
+# A page holds every frame's picture inline (about 5 KB each): at most this many frames on one
+# page (about 16 MB, a few times that while it is built), counted from the records before any
+# picture is drawn. A file of more games is written a few games at a time (pisti-replay --game A-B).
+MAX_PAGE_FRAMES = 3000
+
+
+def page_frames(games: Sequence[tuple[RecordedGame, Sequence[str]]]) -> int:
+    """The frames a page of ``games`` would hold (one per record after each game's header: the
+    deals, the moves, the hands' ends and the game's end), counted without drawing any."""
+    return sum(len(recorded.records) for recorded, _ in games)
+
+
+def check_page_size(games: Sequence[tuple[RecordedGame, Sequence[str]]]) -> None:
+    """Refuse (``ValueError`` naming the limit) a page of more than `MAX_PAGE_FRAMES` frames."""
+    frames = page_frames(games)
+    if frames > MAX_PAGE_FRAMES:
+        raise ValueError(
+            f"a replay page holds at most {MAX_PAGE_FRAMES} steps (about 16 MB) and these {len(games)} game(s) have "
+            f"{frames}: write fewer games per page (pisti-replay --game K for one, --game A-B for a range)"
+        )
+
+
 def _page(games: Sequence[tuple[RecordedGame, Sequence[str]]], seat: int | None, title: str) -> tuple[str, int]:
     """:func:`replay_page` and its number of frames."""
     if not games:
         raise ValueError("replay_page needs at least one game")
+    check_page_size(games)
     view = "all cards open" if seat is None else f"seat {seat}'s view"
     sections, labels, count = [], [], 0
     for k, (recorded, names) in enumerate(games):
@@ -248,11 +273,7 @@ def write_replay_html(path: str | os.PathLike, games: Sequence[tuple[RecordedGam
                       seat: int | None = None, title: str = "Pişti replay") -> int:
     """Write :func:`replay_page` to ``path`` (its folder created); returns the number of frames."""
     page, count = _page(games, seat, title)
-    folder = os.path.dirname(os.fspath(path))
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    tmp = f"{os.fspath(path)}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(page)
-    os.replace(tmp, path)
+    # Whole or not at all, through an exclusively created temporary (never a link planted at a
+    # fixed name); text UTF-8 cannot encode (a lone surrogate) is written as "?".
+    write_bytes_atomic(path, page.encode("utf-8", errors="replace"))
     return count

@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rich.text import Text
 
     from .hint import Hinter
-    from .session import PlaySession
+    from .session import PlayerFailed, PlaySession
 
     console = Console(no_color=args.no_color or None, highlight=False, emoji=False)
     try:
@@ -144,6 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   hint=hint, delay=args.delay, seed=seed, specs=specs, meta=meta)
             try:
                 session.run()
+            except PlayerFailed as failed:  # the replay is closed (its end record says why): one line
+                console.print(f"The game is recorded as unfinished: {path}", highlight=False, markup=False)
+                return fail("pisti-play", f"{failed}; the game ended")
             except KeyboardInterrupt:
                 session.recorder.finish()
                 console.print("\nInterrupted; the game is recorded as unfinished.", markup=False)

@@ -5,6 +5,7 @@ Examples::
 
     pisti-replay runs/play/pisti-play-20260101-120000-seed7.jsonl
     pisti-replay runs/eval_expert_greedy/games.jsonl --game 3 --seat 1 --pause
+    pisti-replay runs/eval_expert_greedy/games.jsonl --game 1-20 --html page.html
 
 Every game is played through the engine again (:func:`pisti_env.replay.iter_replay`), which
 checks that every deck, hand result and the final scores come out as recorded. By default
@@ -28,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="pisti-replay", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", help="a replay file (JSON lines)")
-    parser.add_argument("--game", type=positive_int, default=None, help="show only game K of the file (1-based)")
+    parser.add_argument("--game", type=game_range, default=None, metavar="K|A-B",
+                        help="show only game K of the file (1-based), or games A to B")
     parser.add_argument("--seat", type=non_negative_int, default=None, help="show only what this seat may know")
     parser.add_argument("--pause", action="store_true",
                         help="wait for Enter after each move (q then Enter stops; the end of input stops too)")
@@ -37,10 +39,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-color", action="store_true", help="no colours (also when NO_COLOR is set)")
     parser.add_argument("--html", type=writable_file, default=None, metavar="OUT.html",
                         help="write the game(s) as one self-contained web page to step through (with --seat: "
-                             "only what that seat may know) instead of showing them")
+                             "only what that seat may know) instead of showing them; a page holds at most "
+                             f"{MAX_PAGE_STEPS} steps (about 16 MB): choose fewer games with --game for a larger "
+                             "file")
     return parser
 
 
+def game_range(text: str) -> tuple[int, int]:
+    """An argparse ``type=``: ``K`` (one game) or ``A-B`` (games A to B), 1-based, as ``(A, B)``."""
+    first, dash, last = text.partition("-")
+    try:
+        low = positive_int(first)
+        high = positive_int(last) if dash else low
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a game number K or a range A-B (1-based), got {text!r}") from None
+    if high < low:
+        raise argparse.ArgumentTypeError(f"the range {text!r} ends before it starts")
+    return low, high
+
+
+MAX_PAGE_STEPS = 3000  # pisti_env.drawing.replay_html.MAX_PAGE_FRAMES (not imported for --help)
 NAME_LIMIT = 40  # characters of a name from the file shown on the screen
 
 
@@ -90,7 +108,9 @@ def show_game(recorded: RecordedGame, number: int, console, args: argparse.Names
             if record["complete"]:
                 console.print(result_line(game.winner, sides, game.match_scores, recorded.settings.target is not None))
             else:
-                console.print(f"The game was left unfinished after {game.hands_completed} hand(s).", style="bold")
+                why = f" ({printable(record['reason'], 200)})" if isinstance(record.get("reason"), str) else ""
+                console.print(Text(f"The game was left unfinished after {game.hands_completed} hand(s){why}.",
+                                   style="bold"))
             console.print("The engine reproduces every recorded deck and result.")
             return True
         if not args.quiet and not game.done and kind in ("hand", "action"):
@@ -113,9 +133,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(no_color=args.no_color or None, highlight=False, emoji=False)
     try:
         games = read_replays(args.file)
-        if args.game is not None and not 1 <= args.game <= len(games):
-            raise ValueError(f"--game must be 1..{len(games)} (the file holds {len(games)} game(s)), got {args.game}")
-        chosen = range(len(games)) if args.game is None else [args.game - 1]
+        if args.game is not None and not args.game[1] <= len(games):
+            given = args.game[0] if args.game[0] == args.game[1] else f"{args.game[0]}-{args.game[1]}"
+            raise ValueError(f"--game must be 1..{len(games)} (the file holds {len(games)} game(s)), got {given}")
+        chosen = range(len(games)) if args.game is None else range(args.game[0] - 1, args.game[1])
+        if args.html is not None:
+            from ..drawing.replay_html import check_page_size
+
+            check_page_size([(games[i], ()) for i in chosen])  # before any game is replayed or drawn
         for i in chosen:
             n = games[i].settings.num_players
             if args.seat is not None and not 0 <= args.seat < n:

@@ -28,6 +28,11 @@ PROMPT_ANSWER = "Answer the claim (b believe, c challenge, h hint, q quit): "
 PROMPT_QUIT = "Really quit? The game is recorded as unfinished. [y/N]: "
 
 
+class PlayerFailed(RuntimeError):
+    """Another seat's player made a move the game refuses, or failed: the game is over,
+    recorded as unfinished with the reason."""
+
+
 class PlaySession:
     """A person in ``seat`` against ``players`` in the other seats.
 
@@ -99,9 +104,9 @@ class PlaySession:
                     self.recorder.finish()
                     self.print("You left the game; it is recorded as unfinished.")
                     return False
+                self.recorder.step(action)
             else:
-                action = self.players[mover].act(SeatView(game, mover))  # type: ignore[union-attr]
-            self.recorder.step(action)
+                action = self._other_moves(mover)
             after = self.view()
             self.print(describe_move(before, after, mover, action, self.names, viewer=seat))
             if after.hands_completed > before.hands_completed:
@@ -113,6 +118,26 @@ class PlaySession:
                 self.print(render_screen(self.view(), self.names))
         self.print(result_line(game.winner, self.sides, game.match_scores, self.settings.target is not None))
         return True
+
+    def _other_moves(self, mover: int) -> int:
+        """Seat ``mover``'s player moves. A player that fails (an illegal card, an error of
+        its own: an exported file, any player) ends the game: the replay is closed with an
+        ``end`` record marking it unfinished and why, and `PlayerFailed` names it."""
+        player = self.players[mover]
+        try:
+            action = player.act(SeatView(self.game, mover))  # type: ignore[union-attr]
+        except Exception as error:  # noqa: BLE001 - another seat's code: any failure ends the game cleanly
+            self._abort(mover, f"failed to choose a move ({type(error).__name__}: {error})")
+        try:
+            self.recorder.step(action)  # the game and the record are unchanged by a refused action
+        except (ValueError, TypeError) as error:
+            self._abort(mover, f"played an action the game refuses: {error}")
+        return action
+
+    def _abort(self, mover: int, what: str) -> None:
+        reason = f"seat {mover} ({self.names[mover]}) {what}"
+        self.recorder.finish(reason=reason)
+        raise PlayerFailed(reason) from None
 
     def _ask(self) -> int | None:
         """The person's action, asked until it is a legal one; ``None`` when they quit."""

@@ -201,7 +201,9 @@ BENCHMARK = [
     (["greedy", "--threads", "x"], "--threads"),
     (["greedy", "--device", "tpu"], "--device"),
     (["no-such-agent", "--task", "pisti-2p"], "no-such-agent"),
-    (["nosuchmodule_xyz:make", "--task", "pisti-2p"], "cannot import"),
+    (["nosuchmodule_xyz:make", "--task", "pisti-2p"], "--trust-code"),  # a factory runs its module's code
+    (["nosuchmodule_xyz:make", "--task", "pisti-2p", "--trust-code"], "cannot import"),
+    (["greedy", "--made-with", "train\x1b[2J"], "--made-with"),  # the leaderboard would refuse it
 ]
 EXPORT = [
     (["greedy", "--out", "x"], "not a trained checkpoint"),

@@ -233,3 +233,182 @@ def test_play_says_so_when_the_shipped_policies_are_not_installed(tmp_path, caps
                                                 "--replay-out", str(tmp_path / "g.jsonl")], capsys)
     assert status == 0, err
     assert "Playing against expert: the shipped policies are not installed" in " ".join(out.split())
+
+
+# ------------------------------------------------------------------ benchmark reports and the leaderboard
+LEADERBOARD = [sys.executable, "-m", "training.benchmark.leaderboard"]
+PAYLOAD = "x` <script>alert(1)</script> `y | z"  # ends a one-backtick code span, splits a table cell
+
+
+def report(agent: str = "greedy", made_with: str | None = None, command: str | None = None, **edits) -> dict:
+    """A comparable pisti-2p report of the shape pisti-benchmark writes (figures made up)."""
+    from training.benchmark.tasks import TASKS
+
+    task = TASKS["pisti-2p"]
+    stat = {"mean": 1.0, "half_width": 0.1}
+    result = {"task": task.to_dict(), "comparable": True, "panel_mean": stat, "deal_set": "full",
+              "count": task.deal_set("full")[0], "command": command or f"pisti-benchmark {agent} --task pisti-2p",
+              "opponents": [{"opponent": o, "metric": stat} for o in task.panel]}
+    data = {"format": "pisti-benchmark-report", "agent": agent, "versions": {}, "tasks": [result]}
+    if made_with is not None:
+        data["made_with"] = made_with
+    data.update(edits)
+    return data
+
+
+def leaderboard(reports: Path, out: Path, timeout: int = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(LEADERBOARD + [str(reports), "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def assert_refused(child: subprocess.CompletedProcess, out: Path, *words: str) -> None:
+    """Exit 2, one line naming what is wrong, no traceback, no page written."""
+    lines = child.stderr.strip().splitlines()
+    assert child.returncode == 2, child.stderr[-3000:]
+    assert len(lines) == 1 and lines[0].startswith("python -m training.benchmark.leaderboard: error: "), child.stderr
+    assert "Traceback" not in child.stderr + child.stdout
+    assert all(word in lines[0] for word in words), lines[0]
+    assert not out.exists()
+
+
+def rendered_rows(page: str) -> list[str]:
+    """The page's table rows as HTML, by the docs site's renderer (Python-Markdown with the
+    site's table and attribute extensions) where installed, else by markdown-it (rich's)."""
+    try:
+        import markdown
+
+        html = markdown.markdown(page, extensions=["tables", "attr_list"])
+    except ImportError:
+        from markdown_it import MarkdownIt
+
+        html = MarkdownIt("commonmark", {"html": True}).enable("table").render(page)
+    return [row for row in html.split("<tr>")[1:]]
+
+
+def test_leaderboard_text_from_reports_is_escaped_never_markup(tmp_path):
+    """A backtick in an agent's name or --made-with ended its code span, so the page carried a
+    live <script>; a '|' split the table's cells."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for name, data in {"a": report(agent=PAYLOAD), "b": report(made_with=PAYLOAD),
+                       "c": report(agent="c", command="pisti-benchmark 'a|b' --task pisti-2p"),
+                       "d": report(agent="``x``<b>&amp;\\")}.items():
+        (reports / f"{name}.json").write_text(json.dumps(data))
+    out = tmp_path / "leaderboard.md"
+    child = leaderboard(reports, out)
+    assert child.returncode == 0, child.stderr
+    page = out.read_text()
+    assert "<script" not in page and "<b>" not in page
+    rows = rendered_rows(page)
+    assert len(rows) == 5  # the header and four agents
+    for row in rows:
+        assert "<script" not in row and "<b>" not in row
+        assert row.count("<td>") + row.count("<th>") == 8, row  # rank, agent, rating, 4 opponents, command
+    text = "".join(rows)
+    for shown in ("x&#96; &#60;script&#62;", "&#124; z"):  # the text, shown as text
+        assert shown in page, page
+    assert "alert" in text and "`greedy`" in page  # plain names keep their plain code span
+
+
+@pytest.mark.parametrize("field, edits", [
+    ("agent", {"agent": "two\nlines"}),
+    ("made_with", {"made_with": "train \x1b[2J--steps 1"}),
+    ("tasks[0].command", {"command": "pisti-benchmark \u202egreedy --task pisti-2p"}),
+    ("agent", {"agent": "a\u2028b"}),
+])
+def test_leaderboard_refuses_control_characters_naming_file_and_field(tmp_path, field, edits):
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "ok.json").write_text(json.dumps(report()))
+    (reports / "bad.json").write_text(json.dumps(report(**{k: v for k, v in edits.items() if k != "command"},
+                                                       command=edits.get("command"))))
+    out = tmp_path / "leaderboard.md"
+    assert_refused(leaderboard(reports, out), out, str(reports / "bad.json"), field, "control character")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-to-dev-zero", "link-to-a-report", "directory", "too-big"])
+def test_leaderboard_reads_reports_as_bounded_regular_files(tmp_path, kind):
+    """A FIFO named *.json hung the generator, a link to /dev/zero ran it out of memory."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "ok.json").write_text(json.dumps(report()))
+    bad = reports / "bad.json"
+    if kind == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(bad)
+    elif kind == "link-to-dev-zero":
+        if not Path("/dev/zero").exists():
+            pytest.skip("no /dev/zero here")
+        bad.symlink_to("/dev/zero")
+    elif kind == "link-to-a-report":
+        bad.symlink_to(reports / "ok.json")
+    elif kind == "directory":
+        bad.mkdir()
+    else:
+        bad.write_text(json.dumps(report(versions={"padding": "x" * (2 << 20)})))
+    out = tmp_path / "leaderboard.md"
+    words = ("more than",) if kind == "too-big" else ("not a regular file",)
+    assert_refused(leaderboard(reports, out), out, str(bad), *words)
+
+
+MALFORMED = {  # content (or an edit of a good report), words of the one line
+    "array": ("[1, 2]", "(top level) must be a JSON object"),  # AttributeError before
+    "null": ("null", "(top level) must be a JSON object"),
+    "deep": ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # RecursionError before
+    "nan": ('{"format": "pisti-benchmark-report", "agent": NaN}', "not a JSON report"),
+    "not-utf8": ("\xff\xfe", "not a JSON report"),
+    "list-task-name": ("report-with-list-task-name", "tasks[0].task.name"),
+    "string-mean": ("report-with-string-mean", "tasks[0].panel_mean.mean"),
+    "infinite-half-width": ("report-with-infinite-half-width", "tasks[0].opponents[0].metric.half_width"),
+    "no-opponents": ("report-without-opponents", "tasks[0].opponents"),
+    "unknown-task": ("report-with-unknown-task", "unknown task"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_leaderboard_malformed_reports_are_one_line_naming_the_file(tmp_path, case):
+    content, words = MALFORMED[case]
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    data = report()
+    result = data["tasks"][0]
+    if content == "report-with-list-task-name":
+        result["task"]["name"] = ["pisti-2p"]
+    elif content == "report-with-string-mean":
+        result["panel_mean"]["mean"] = "1.0"
+    elif content == "report-with-infinite-half-width":
+        result["opponents"][0]["metric"] = {"mean": 1.0, "half_width": 12345.5}  # 1e400 below: JSON reads infinity
+    elif content == "report-without-opponents":
+        del result["opponents"]
+    elif content == "report-with-unknown-task":
+        result["task"]["name"] = "pisti-9p"
+    text = json.dumps(data).replace("12345.5", "1e400") if content.startswith("report-") else content
+    (reports / "bad.json").write_bytes(text.encode("latin-1") if content.startswith("\xff") else text.encode())
+    out = tmp_path / "leaderboard.md"
+    assert_refused(leaderboard(reports, out), out, str(reports / "bad.json"), words)
+
+
+def test_leaderboard_version_errors_name_the_reports(tmp_path):
+    """Reports of two versions of a task, or of another version than this package's: the line
+    names a report of each version (it named none)."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "now.json").write_text(json.dumps(report()))
+    later = report(agent="later")
+    later["tasks"][0]["task"].update(version=99, id="pisti-2p@99")
+    (reports / "later.json").write_text(json.dumps(later))
+    out = tmp_path / "leaderboard.md"
+    assert_refused(leaderboard(reports, out), out, str(reports / "now.json"), str(reports / "later.json"),
+                   "different versions")
+    (reports / "now.json").unlink()
+    assert_refused(leaderboard(reports, out), out, str(reports / "later.json"), "pisti-2p@99")
+
+
+def test_benchmark_refuses_a_made_with_the_leaderboard_would_refuse(tmp_path):
+    child = subprocess.run([sys.executable, "-m", "training.benchmark.cli", "greedy", "--task", "pisti-2p",
+                            "--made-with", "line one\nline two", "--out", str(tmp_path / "out")],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    lines = child.stderr.strip().splitlines()
+    assert child.returncode == 2 and len(lines) == 1 and "--made-with" in lines[0], child.stderr
+    assert not (tmp_path / "out").exists()

@@ -246,9 +246,9 @@ def test_deck_with_two_decks_needs_104_cards():
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        (dict(seed="1"), TypeError, r"seed must be an int or None.*str"),
-        (dict(seed=1.5), TypeError, r"seed must be an int or None.*float"),
-        (dict(seed=True), TypeError, r"seed must be an int or None.*bool"),
+        (dict(seed="1"), TypeError, r"seed must be an int >= 0 or None.*str"),
+        (dict(seed=1.5), TypeError, r"seed must be an int >= 0 or None.*float"),
+        (dict(seed=True), TypeError, r"seed must be an int >= 0 or None.*bool"),
         (dict(options=[("dealer", 0)]), TypeError, r"options must be a dict or None.*list"),
     ],
 )
@@ -553,18 +553,24 @@ def test_raw_env_step_after_all_agents_removed_clear_error():
 # --------------------------------------------------------------------------- determinize
 
 
-@pytest.mark.parametrize("seat", [-1, 2, 7, "0", True, 1.5, None])
-def test_determinize_bad_seat(seat):
+@pytest.mark.parametrize("seat, error, match", [
+    (-1, ValueError, r"seat must be a seat 0\.\.1, got -1"), (2, ValueError, r"seat must be a seat 0\.\.1, got 2"),
+    (7, ValueError, r"seat must be a seat 0\.\.1, got 7"), ("0", TypeError, r"seat must be an int seat 0\.\.1, got str"),
+    (True, TypeError, r"seat must be an int seat 0\.\.1, got bool"), (1.5, TypeError, r"seat must be an int seat 0\.\.1"),
+    (None, TypeError, r"seat must be an int seat 0\.\.1, got NoneType")])
+def test_determinize_bad_seat(seat, error, match):
+    """The library's one integer rule (issue 48): a seat out of range is a ValueError, a seat
+    that is not an int a TypeError, both naming the seat's range."""
     g = fresh_game()
     before = snapshot(g)
-    with pytest.raises(ValueError, match=r"seat must be an int 0\.\.1, got"):
+    with pytest.raises(error, match=match):
         g.determinize(seat, 0)
     assert snapshot(g) == before
 
 
 def test_determinize_bad_seat_4_players():
     g = new_game(seed=0, num_players=4)
-    with pytest.raises(ValueError, match=r"seat must be an int 0\.\.3, got 4"):
+    with pytest.raises(ValueError, match=r"seat must be a seat 0\.\.3, got 4"):
         g.determinize(4, random.Random(0))
 
 

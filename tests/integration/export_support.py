@@ -78,5 +78,5 @@ def assert_export_plays_as(path: Path, player: Any, name: str, recipe: str, out:
     assert benchmark_main([str(path), "--task", "pisti-2p", "--deals", "4", "--quiet", "--out", str(out)]) == 0
     report = json.loads((out / "benchmark.json").read_text())
     (task,) = report["tasks"]
-    assert task["agent_name"] == name and task["opponents"]
+    assert task["agent_name"] == str(path) and task["opponents"]  # the path given, not the file's own name
     assert {row["engine"] for row in task["opponents"]} == {"batched"}

@@ -1,7 +1,8 @@
 """``pisti-benchmark`` takes an agent in every form a user may have it in, each through the CLI
-with a short deal set: a ``module:function`` factory, an sb3-contrib ``MaskablePPO`` zip, and a
-policy exported by ``pisti-export`` as TorchScript and as ONNX (the ONNX and SB3 cases skip when
-their extra is not installed; CI installs both).
+with a short deal set: a ``module:function`` factory, an sb3-contrib ``MaskablePPO`` zip (both
+with ``--trust-code``: their loading runs code), and a policy exported by ``pisti-export`` as
+TorchScript and as ONNX (the ONNX and SB3 cases skip when their extra is not installed; CI
+installs both).
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ def make_agent(settings=None):
     return player
 
 
-def benchmark(agent: str, out: Path, task: str = "pisti-2p") -> dict:
+def benchmark(agent: str, out: Path, task: str = "pisti-2p", *flags: str) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")])}
     result = subprocess.run(
         [sys.executable, "-m", "training.benchmark.cli", agent, "--task", task, "--deals", DEALS, "--quiet",
-         "--out", str(out)], capture_output=True, text=True, cwd=out.parent, env=env, timeout=600)
+         "--out", str(out), *flags], capture_output=True, text=True, cwd=out.parent, env=env, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads((out / "benchmark.json").read_text())
     assert [o["opponent"] for o in report["tasks"][0]["opponents"]] == ["random", "greedy", "expert", "pisti-2p"]
@@ -42,9 +43,11 @@ def benchmark(agent: str, out: Path, task: str = "pisti-2p") -> dict:
 
 
 def test_a_factory_agent_gets_a_report(tmp_path):
-    report = benchmark("test_benchmark_agents:make_agent", tmp_path / "factory")
+    report = benchmark("test_benchmark_agents:make_agent", tmp_path / "factory", "pisti-2p", "--trust-code")
     task = report["tasks"][0]
-    assert task["agent_kind"] == "factory" and task["agent_name"] == "my-greedy"
+    # named by the spec given, never by what the agent calls itself ("my-greedy")
+    assert task["agent_kind"] == "factory" and task["agent_name"] == "test_benchmark_agents:make_agent"
+    assert task["command"] == "pisti-benchmark test_benchmark_agents:make_agent --task pisti-2p --trust-code"
     # greedy with a batched form: the same figures as the registry's greedy
     direct = benchmark("greedy", tmp_path / "greedy")["tasks"][0]
     assert [o["margin"]["mean"] for o in task["opponents"]] == [o["margin"]["mean"] for o in direct["opponents"]]
@@ -77,7 +80,7 @@ def test_an_sb3_maskable_ppo_zip_gets_a_report(tmp_path):
                         policy_kwargs=dict(net_arch=[16]))
     model.learn(total_timesteps=128)
     model.save(str(tmp_path / "model.zip"))
-    report = benchmark(str(tmp_path / "model.zip"), tmp_path / "sb3")
+    report = benchmark(str(tmp_path / "model.zip"), tmp_path / "sb3", "pisti-2p", "--trust-code")
     task = report["tasks"][0]
     assert task["agent_kind"] == "sb3"
     assert all(o["engine"] == "batched" for o in task["opponents"])

@@ -74,7 +74,7 @@ def trained(request, tmp_path_factory):
 def test_the_checkpoint_loads_as_the_trained_module(trained):
     path, trained_player = trained
     assert agent_kind(str(path)) == "rllib"
-    kind, player = load_agent(str(path), make_settings(**GAME))
+    kind, player = load_agent(str(path), make_settings(**GAME), trust_code=True)
     assert kind == "rllib" and isinstance(player, RLModulePlayer)
     env = PistiVectorEnv(num_envs=64, opponent="greedy", output="torch", **GAME)
     observations, _ = env.reset(seed=2)
@@ -92,7 +92,7 @@ def test_the_checkpoint_gets_a_report_from_the_cli(trained, tmp_path):
     out = tmp_path / "report"
     result = subprocess.run(
         [sys.executable, "-m", "training.benchmark.cli", str(path), "--task", "pisti-2p", "--deals", "16", "--quiet",
-         "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=600)
+         "--out", str(out), "--trust-code"], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     task = json.loads((out / "benchmark.json").read_text())["tasks"][0]
     assert task["agent_kind"] == "rllib" and task["comparable"] is False and task["rating"] is None
@@ -109,7 +109,7 @@ def test_a_checkpoint_without_one_module_is_a_one_line_error(tmp_path):
     (broken / "rllib_checkpoint.json").write_text("{}")
     result = subprocess.run(
         [sys.executable, "-m", "training.benchmark.cli", str(broken), "--task", "pisti-2p", "--deals", "4",
-         "--quiet", "--out", str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT, timeout=300)
+         "--quiet", "--out", str(tmp_path / "out"), "--trust-code"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pisti-benchmark: error:") and "one module" in lines[0]

@@ -43,6 +43,7 @@ def finished(tmp_path_factory):
 def run_dir(finished, tmp_path):
     out = tmp_path / "run"
     shutil.copytree(finished, out, symlinks=True)
+    TRAINED_RUN[:] = [out]
     return out
 
 
@@ -111,6 +112,24 @@ def replace_with(out: Path, name: str, kind: str) -> None:
     path.mkdir() if kind == "directory" else path.write_text("not a directory\n")
 
 
+def set_log_size(out: Path, change) -> None:
+    """The checkpoint's recorded size of ``metrics.csv`` changed by ``change(size)``."""
+    edit_metadata(out, lambda m: m["log_sizes"].__setitem__("metrics.csv", change(m["log_sizes"]["metrics.csv"])))
+
+
+def rows_back(rows: int):
+    """A size change: the recorded size cut back by ``rows`` whole rows (a row boundary, the wrong update)."""
+    def change(size: int) -> int:
+        text = (TRAINED_RUN[0] / "metrics.csv").read_bytes()[:size]
+        for _ in range(rows):
+            size = text.rindex(b"\n", 0, size - 1) + 1
+        return size
+    return change
+
+
+TRAINED_RUN: list[Path] = []  # the run being damaged (set by the run_dir fixture)
+
+
 def pool_path(out: Path) -> None:
     """A pool baseline saved as a path to a checkpoint outside the run."""
     other = out.parent / "elsewhere"
@@ -167,6 +186,18 @@ CASES = [
     ("config-directory", lambda o: replace_with(o, "config.json", "directory"), "config.json is a directory"),
     ("policy-file", lambda o: replace_with(o, "policy", "file"), "policy is a regular file"),
     ("metrics-link-outside", lambda o: run_file_link(o, "metrics.csv"), "metrics.csv is a symbolic link"),
+    # issue 48: the logs' recorded sizes are checked against the files before a row is cut
+    ("log-sizes-zero", lambda o: set_log_size(o, lambda size: 0), "field 'log_sizes.metrics.csv': cutting"),
+    ("log-sizes-beyond", lambda o: set_log_size(o, lambda size: size + 10**6), "more than"),
+    ("log-sizes-mid-row", lambda o: set_log_size(o, lambda size: size - 5), "part of a row"),
+    ("log-sizes-one-row-short", lambda o: set_log_size(o, rows_back(1)), "leaves 1 rows"),
+    # issue 48: a checkpoint's name the run will save to that holds a file, a link or a loop
+    ("later-checkpoint-name-file", lambda o: (checkpoint(o).parent / f"update-{UPDATES + 1:09d}").write_text("x\n"),
+     f"update-{UPDATES + 1:09d} is a regular file, not a checkpoint directory"),
+    ("later-checkpoint-name-loop", lambda o: (checkpoint(o).parent / f"update-{UPDATES + 2:09d}").symlink_to(
+        f"update-{UPDATES + 2:09d}"), f"update-{UPDATES + 2:09d} is a symbolic link, not a checkpoint directory"),
+    ("later-checkpoint-name-link", lambda o: (checkpoint(o).parent / f"update-{UPDATES + 1:09d}").symlink_to(
+        checkpoint(o).name), f"update-{UPDATES + 1:09d} is a symbolic link, not a checkpoint directory"),
 ]
 
 

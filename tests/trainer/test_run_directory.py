@@ -172,6 +172,56 @@ def test_fresh_replaces_a_run_and_only_the_run(tmp_path, capsys):
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # nothing of the old run left aside
 
 
+def files_under(root: Path) -> dict[str, bytes | str]:
+    """Every file's bytes under ``root`` (a link's target text), by relative path."""
+    return {str(p.relative_to(root)): (f"link -> {os.readlink(p)}" if p.is_symlink() else p.read_bytes())
+            for p in sorted(root.rglob("*")) if p.is_symlink() or p.is_file()}
+
+
+def foreign_framework_folder(out: Path) -> None:
+    """Another framework's output folder, with names a pisti run also uses."""
+    (out / HISTORY / "hf-step-100").mkdir(parents=True)
+    (out / HISTORY / "hf-step-100" / "pytorch_model.bin").write_bytes(b"\x00weights")
+    (out / "config.json").write_text('{"model_type": "bert", "hidden_size": 8}\n')
+    (out / "metrics.csv").write_text("epoch,loss\n1,0.5\n")
+
+
+def test_fresh_refuses_a_folder_that_is_not_a_pisti_run(tmp_path, capsys):
+    """Issue 48: ``--fresh`` into another framework's folder deleted its model, config and
+    metrics by name; now it is refused with one line and the folder is left as it was."""
+    out = tmp_path / "hf"
+    foreign_framework_folder(out)
+    before = files_under(tmp_path)
+    assert main(flags(out, "--fresh", steps=2 * BATCH)) == 2
+    error = capsys.readouterr().err
+    assert one_line(error) and "is not a pisti run" in error and "config.json" in error, error
+    assert files_under(tmp_path) == before
+    assert main(flags(out, steps=2 * BATCH)) == 2  # without --fresh: refused as before
+    assert files_under(tmp_path) == before
+
+
+def test_fresh_deletes_only_what_the_run_wrote(tmp_path, capsys):
+    """A pisti run with files of others inside its folders: ``--fresh`` deletes the run's
+    checkpoints and logs, and leaves the rest; a file no run writes at a run's own name is
+    refused, naming it."""
+    out = tmp_path / "run"
+    assert main(flags(out, steps=2 * BATCH)) == 0
+    (out / HISTORY / "hf-step-100").mkdir()
+    (out / HISTORY / "hf-step-100" / "pytorch_model.bin").write_bytes(b"\x00weights")
+    (out / "tensorboard" / "notes.txt").write_text("mine\n")
+    assert main(flags(out, "--fresh", "--seed", "5", steps=2 * BATCH)) == 0
+    assert (out / HISTORY / "hf-step-100" / "pytorch_model.bin").read_bytes() == b"\x00weights"
+    assert (out / "tensorboard" / "notes.txt").read_text() == "mine\n"
+    assert sorted(p.name for p in (out / HISTORY).iterdir()) == ["hf-step-100", "update-000000002"]
+    assert verify_checkpoint(out / LATEST, trainer_state=True)["config"]["seed"] == 5
+    (out / "evaluation.json").write_text("[1, 2]\n")  # not what a run writes there
+    before = files_under(tmp_path)
+    assert main(flags(out, "--fresh", steps=2 * BATCH)) == 2
+    error = capsys.readouterr().err
+    assert one_line(error) and "evaluation.json was not written by a pisti run" in error, error
+    assert files_under(tmp_path) == before
+
+
 # ---------------------------------------------------------------------- writes that fail
 def test_a_full_disk_during_a_checkpoint_stops_with_one_line_and_the_last_checkpoint(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"

@@ -18,6 +18,15 @@
 
 A player with ``act_batch`` (checkpoints, exports, SB3 models, ``random``, ``greedy``,
 ``expert``) plays the task's deals on the batched engine; any other on the Python engine.
+
+Forms that run code of the file's or the module's choosing when loaded (`CODE_KINDS`: an SB3
+zip and an RLlib checkpoint hold pickles, a factory is a module's code) load only with
+`trust_code=True` (`pisti-benchmark --trust-code`); without it they are refused with an
+[`UntrustedAgentError`][training.benchmark.agents.UntrustedAgentError] naming the flag.
+Registered players, shipped policies, checkpoint directories (safetensors and JSON) and
+`pisti-export` files (TorchScript, ONNX) load without it (docs/reliability.md, "Agent files
+that can run code"). A factory that raises, even `SystemExit`, is a `ValueError` naming it
+([`AgentError`][training.benchmark.agents.AgentError]).
 """
 
 from __future__ import annotations
@@ -31,7 +40,27 @@ from pisti_env import Settings
 from pisti_env.agents import Player, checkpoint_location, make_player
 from pisti_env.agents.registry import AGENTS
 
+from training.harness.duplicate import failure_text
+
 FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+TRUST_FLAG = "--trust-code"
+# The forms whose loading runs code the file or module chooses, and why.
+CODE_KINDS = {
+    "sb3": "an SB3 .zip holds pickles, which run code when loaded",
+    "rllib": "an RLlib checkpoint holds pickles, which run code when loaded",
+    "factory": "a module:function factory imports and runs that module's code",
+}
+
+
+class AgentError(ValueError):
+    """The agent under benchmark failed: its factory or loader raised, or it returned no player.
+    The message names the agent."""
+
+
+class UntrustedAgentError(AgentError):
+    """An agent whose loading would run the file's or the module's own code, asked for without
+    `trust_code=True` (`--trust-code`)."""
+
 
 
 def agent_kind(spec: str) -> str:
@@ -57,21 +86,40 @@ def agent_kind(spec: str) -> str:
     )
 
 
-def load_agent(spec: str, settings: Settings, device: str = "cpu", seed: int | None = None) -> tuple[str, Player]:
+def load_agent(spec: str, settings: Settings, device: str = "cpu", seed: int | None = None, *,
+               trust_code: bool = False) -> tuple[str, Player]:
     """``(kind, player)`` for ``spec`` (see the module docstring), for the game ``settings``.
 
-    Raises ``ValueError`` for a spec of no known form, a factory that does not return a
-    player, or a policy made for another game; ``ImportError`` when the form's library is
-    missing (naming the extra to install).
+    Args:
+        spec: the agent, in any form of the module docstring.
+        settings: the game it will play.
+        device: where a network runs.
+        seed: seeds a registered player.
+        trust_code: allow the forms of `CODE_KINDS` (SB3 zips, RLlib checkpoints, factories),
+            whose loading runs the file's or the module's own code.
+
+    Raises ``ValueError`` for a spec of no known form, a policy made for another game, and
+    [`AgentError`][training.benchmark.agents.AgentError] (a ``ValueError``) naming the agent
+    for a form of `CODE_KINDS` without ``trust_code``, a factory or loader that raises
+    (whatever it raises but ``KeyboardInterrupt``) or that returns no player; ``ImportError``
+    when the form's library is missing (naming the extra to install).
     """
     kind = agent_kind(spec)
     if kind == "spec":
         return kind, make_player(spec, seed=seed, settings=settings, device=device)
-    if kind == "sb3":
-        return kind, _sb3_player(checkpoint_location(spec)[0], device)  # type: ignore[index]
-    if kind == "rllib":
-        return kind, _rllib_player(checkpoint_location(spec)[0])  # type: ignore[index]
-    return kind, _factory_player(spec, settings)
+    if kind in CODE_KINDS and not trust_code:
+        raise UntrustedAgentError(f"agent {spec!r} loads only with {TRUST_FLAG}: {CODE_KINDS[kind]}; pass "
+                                  f"{TRUST_FLAG} if you trust it")
+    try:
+        if kind == "sb3":
+            return kind, _sb3_player(checkpoint_location(spec)[0], device)  # type: ignore[index]
+        if kind == "rllib":
+            return kind, _rllib_player(checkpoint_location(spec)[0])  # type: ignore[index]
+        return kind, _factory_player(spec, settings)
+    except (AgentError, ImportError, KeyboardInterrupt):
+        raise
+    except BaseException as error:  # SystemExit, EOFError (input() at the end of stdin), anything it raises
+        raise AgentError(f"agent {spec!r} failed to load: {failure_text(error)}") from error
 
 
 def _factory_player(spec: str, settings: Settings) -> Player:
@@ -79,17 +127,17 @@ def _factory_player(spec: str, settings: Settings) -> Player:
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise ValueError(f"agent factory {spec!r}: cannot import module {module_name!r} ({err})") from None
+        raise AgentError(f"agent factory {spec!r}: cannot import module {module_name!r} ({err})") from None
     factory = getattr(module, function_name, None)
     if not callable(factory):
-        raise ValueError(f"agent factory {spec!r}: module {module_name!r} has no function {function_name!r}")
+        raise AgentError(f"agent factory {spec!r}: module {module_name!r} has no function {function_name!r}")
     try:
         takes_settings = "settings" in inspect.signature(factory).parameters
     except (TypeError, ValueError):
         takes_settings = False
     player = factory(settings=settings) if takes_settings else factory()
     if not isinstance(player, Player):
-        raise ValueError(f"agent factory {spec!r} returned {type(player).__name__}, not a Player "
+        raise AgentError(f"agent factory {spec!r} returned {type(player).__name__}, not a Player "
                          "(name, act(view), reset(seed))")
     return player
 
@@ -116,7 +164,7 @@ def _rllib_player(path: str) -> Player:
     names = sorted(os.listdir(modules)) if os.path.isdir(modules) else []
     names = [n for n in names if os.path.isdir(os.path.join(modules, n))]
     if len(names) != 1:
-        raise ValueError(f"RLlib checkpoint {path!r}: expected one module under {modules!r}, found {names}")
+        raise AgentError(f"RLlib checkpoint {path!r}: expected one module under {modules!r}, found {names}")
     from ray.rllib.core.rl_module.rl_module import RLModule
 
     from pisti_env.integrations.rllib import RLModulePlayer

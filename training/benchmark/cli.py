@@ -4,8 +4,8 @@ Examples::
 
     pisti-benchmark pisti-2p --task pisti-2p
     pisti-benchmark greedy --task pisti-2p --task pisti-3p --out runs/bench-greedy
-    pisti-benchmark mypkg.agents:make --task pisti-2p         # a factory returning a Player
-    pisti-benchmark model.zip --task pisti-2p                 # an sb3-contrib MaskablePPO
+    pisti-benchmark mypkg.agents:make --task pisti-2p --trust-code   # a factory returning a Player
+    pisti-benchmark model.zip --task pisti-2p --trust-code           # an sb3-contrib MaskablePPO (a pickle)
     pisti-benchmark exports/pisti-2p.onnx --task pisti-2p     # a pisti-export file
     pisti-benchmark pimc --task pisti-2p --deal-set short --workers 2   # a slow agent: the short set
     pisti-benchmark pisti-2p --task pisti-2p --deals 500      # a quick look (not comparable)
@@ -15,6 +15,11 @@ name (``pisti-2p``, ``pisti-4p``, ``pisti-bluff``), a checkpoint directory, a ``
 file (``.pt``, ``.onnx``), an SB3 ``MaskablePPO`` ``.zip``, an RLlib checkpoint directory or a
 ``module:function`` factory. Without ``--task`` every task plays. Output: a table on the
 terminal and ``benchmark.json`` in ``--out`` (default ``runs/benchmark_<agent>``).
+
+An SB3 zip, an RLlib checkpoint and a factory run code of the file's or the module's choosing
+when loaded: they load only with ``--trust-code`` (docs/reliability.md). Ctrl-C ends the run
+with exit status 130; an agent that raises (``SystemExit`` and ``KeyboardInterrupt`` of its own
+included) or plays an illegal move is a one-line error naming it, exit status 2.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
+import unicodedata
 from typing import Any, Sequence
 
 from pisti_env.flags import ArgumentParser, check_path, fail, non_negative_int, positive_int, torch_device, writable_dir
@@ -30,6 +37,18 @@ from pisti_env.flags import ArgumentParser, check_path, fail, non_negative_int, 
 from .tasks import DEAL_SETS, FULL, get_task, played_deal_set, task_names
 
 DEVICES = ("cpu", "cuda")
+MAX_MADE_WITH_CHARS = 2000
+
+
+def made_with_text(text: str) -> str:
+    """``--made-with``'s check: one line of text (no control characters: the leaderboard refuses
+    them), at most `MAX_MADE_WITH_CHARS` characters."""
+    if len(text) > MAX_MADE_WITH_CHARS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_MADE_WITH_CHARS} characters, got {len(text)}")
+    bad = next((ch for ch in text if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+    if bad is not None:
+        raise argparse.ArgumentTypeError(f"one line of text without control characters, got {ascii(bad)} in it")
+    return text
 
 
 def _ci(stat: dict[str, Any], scale: float = 1.0, fmt: str = "{:+.2f}") -> str:
@@ -92,9 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=positive_int, default=1,
                         help="processes for the tables played on the Python engine (agents without a batched "
                              "form, match tasks); the figures do not depend on it (default 1)")
-    parser.add_argument("--made-with", default=None, metavar="COMMAND",
+    parser.add_argument("--made-with", type=made_with_text, default=None, metavar="COMMAND",
                         help="how the agent was made (e.g. its training command): kept in the report and shown "
                              "on the leaderboard")
+    parser.add_argument("--trust-code", action="store_true",
+                        help="allow an agent whose loading runs its own code: an SB3 .zip or RLlib checkpoint "
+                             "(pickles) or a module:function factory; give it only for files and modules you trust")
     parser.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
     parser.add_argument("--device", type=torch_device, default="cpu", help="cpu, cuda or cuda:N for batched tables")
     parser.add_argument("--exploit-budget", type=positive_int, default=None, metavar="STEPS",
@@ -103,7 +125,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _CtrlC:
+    """Tells a real Ctrl-C (SIGINT, in this process) from a ``KeyboardInterrupt`` an agent raised
+    itself: the handler notes the signal, then raises as Python's own does."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        self.seen = True
+        signal.default_int_handler(signum, frame)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    ctrl_c = _CtrlC()
+    try:
+        previous, installed = signal.signal(signal.SIGINT, ctrl_c), True
+    except ValueError:  # not the main thread: Python's own handling stays
+        previous, installed = None, False
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        if ctrl_c.seen or not installed:
+            print("pisti-benchmark: interrupted", file=sys.stderr)
+            return 130
+        return fail("pisti-benchmark", f"agent {_agent_of(argv)!r} raised KeyboardInterrupt (no Ctrl-C was pressed)")
+    finally:
+        if installed and previous is not None:  # None: a handler not set from Python, nothing to restore
+            signal.signal(signal.SIGINT, previous)
+
+
+def _agent_of(argv: Sequence[str] | None) -> str:
+    """The AGENT argument of a command line (for an error message)."""
+    try:
+        return build_parser().parse_known_args(argv)[0].agent
+    except SystemExit:
+        return "?"
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     out = args.out or os.path.join("runs", "benchmark_" + "".join(
         ch if ch.isalnum() or ch in "-_" else "-" for ch in os.path.basename(os.path.normpath(args.agent))))
@@ -120,7 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
         report = benchmark(args.agent, tasks, deal_set=args.deal_set, count=args.deals, seed=args.seed,
                            threads=args.threads, workers=args.workers, device=args.device, progress=False,
-                           exploit_budget=args.exploit_budget, exploit_dir=out, made_with=args.made_with, log=log)
+                           exploit_budget=args.exploit_budget, exploit_dir=out, made_with=args.made_with, log=log,
+                           trust_code=args.trust_code)
     except (ValueError, TypeError, ImportError, OSError, RuntimeError) as err:
         return fail("pisti-benchmark", err)
     from training.harness.report import write_json

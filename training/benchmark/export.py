@@ -27,7 +27,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import warnings
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -36,6 +35,7 @@ from torch import nn
 
 from pisti_env.actions import num_actions
 from pisti_env.agents import make_player
+from pisti_env.atomic import write_atomic
 from pisti_env.agents.exported import CONTRACT_KEY, EXPORT_FORMAT, EXPORT_FORMAT_VERSION, PLAY_MODES
 from pisti_env.flags import ArgumentParser, fail, writable_dir
 from pisti_env.observation import OBS_VERSION
@@ -116,15 +116,12 @@ def write_policy_file(module: nn.Module, contract: dict[str, Any], fmt: str, pat
     """Write ``module`` (``(observation, action_mask) -> log_probs``, e.g. a
     :class:`MaskedLogProbs`; on the CPU, in evaluation mode) with its ``contract`` as one
     ``fmt`` file (``torchscript`` or ``onnx``) at ``path``; returns ``path``. The file is
-    written to a temporary name beside it and renamed, so a reader never sees half of it."""
+    written whole or not at all (``pisti_env.atomic.write_atomic``), so a reader never sees half of it."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
     example = _example(contract)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=FORMATS[fmt] + ".tmp")
-    os.close(fd)
-    try:
+
+    def write(tmp: str) -> None:
         if fmt == "torchscript":
             # The tracer warns of values it records as constants (the claim game's capture
             # values, fixed per policy); the tests check the file against the network.
@@ -135,10 +132,8 @@ def write_policy_file(module: nn.Module, contract: dict[str, Any], fmt: str, pat
                 torch.jit.save(traced, tmp, _extra_files={CONTRACT_KEY: json.dumps(contract)})
         else:
             _export_onnx(module, example, contract, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+
+    write_atomic(path, write)  # the project's one atomic writer: a shared file's mode, no temporary left
     return path
 
 

@@ -10,12 +10,18 @@ figures per opponent: the agent's mean score difference per hand (or match win r
 (:mod:`training.benchmark.rating`). The task's whole deal set or its short one (the first
 ``short_count`` games, for slow agents: :mod:`training.benchmark.tasks`) are both comparable;
 any other count or seed is a quick look without a rating.
+
+The report names the agent by the spec or path the user gave (``agent``, ``agent_name``), never
+by what a file says of itself. A failure of the agent while it plays (it raises, even
+``SystemExit``, or chooses an illegal action) is an
+[`AgentError`][training.benchmark.agents.AgentError] naming that spec.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import shlex
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -24,11 +30,11 @@ from pisti_env import Settings
 from pisti_env.agents import Player, make_player
 
 from training.harness.batched_play import why_not_batched
-from training.harness.duplicate import Table, make_seatings
+from training.harness.duplicate import PlayerError, Table, make_seatings
 from training.harness.evaluate import evaluate
 from training.harness.report import versions
 
-from .agents import load_agent
+from .agents import CODE_KINDS, TRUST_FLAG, AgentError, load_agent
 from .rating import anchored_rating, panel_mean
 from .tasks import ENV_VERSION, FULL, SHORT, SINGLE_HAND, Task, check_task, played_deal_set
 
@@ -54,10 +60,11 @@ class _Loader:
     opponent: str
     settings: Settings
     device: str
+    trust_code: bool = False
 
     def __call__(self, name: str) -> Player:
         if name == AGENT:
-            return load_agent(self.spec, self.settings, device=self.device)[1]
+            return load_agent(self.spec, self.settings, device=self.device, trust_code=self.trust_code)[1]
         return make_player(self.opponent, settings=self.settings, device=self.device)
 
 
@@ -75,7 +82,7 @@ def _engine(task: Task, specs: Sequence[str], players: Sequence[Player]) -> str:
 def play_task(
     spec: str, task: Task, *, deal_set: str = FULL, count: int | None = None, seed: int | None = None,
     threads: int = 1, workers: int = 1, device: str = "cpu", progress: bool = False,
-    log: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = None, trust_code: bool = False,
 ) -> dict[str, Any]:
     """The agent ``spec`` (any form of :func:`training.benchmark.agents.load_agent`) against
     ``task``'s panel; returns the task's part of the report.
@@ -84,7 +91,8 @@ def play_task(
     games). ``count``/``seed``: play only the first ``count`` deals (or matches) of that set, or
     deals from another seed; the result is then marked ``comparable: false`` (no rating, no
     leaderboard). ``workers``: processes for the tables played on the Python engine (the
-    figures do not depend on it).
+    figures do not depend on it). ``trust_code``: allow agents whose loading runs their own
+    code (an SB3 zip, an RLlib checkpoint, a factory: `training.benchmark.agents.CODE_KINDS`).
     """
     check_task(task, deal_set)  # the environment version and the deal set, before anything is played
     settings = task.game_settings
@@ -93,22 +101,27 @@ def play_task(
     seed = task.seed if seed is None else seed
     comparable = count == set_count and seed == task.seed
     hand_settings = Settings(**{**settings.to_dict(), "target": None})
-    kind, agent_player = load_agent(spec, settings, device=device)
+    kind, agent_player = load_agent(spec, settings, device=device, trust_code=trust_code)
     opponents = []
     start = time.perf_counter()
     for opponent in task.panel:
-        loader = _Loader(spec, opponent, settings, device)
+        loader = _Loader(spec, opponent, settings, device, trust_code)
         specs = [s.format(opponent=opponent) for s in _lineup(task)]
         players = [agent_player] + [make_player(opponent, settings=settings, device=device)] * (len(specs) - 1)
         engine = _engine(task, specs, players)
         t0 = time.perf_counter()
         game = {k: v for k, v in settings.to_dict().items() if k not in ("num_players", "partnerships", "target")}
-        report = evaluate(
-            specs, num_players=settings.num_players, partnerships=settings.partnerships,
-            deals=count if task.kind == SINGLE_HAND else 0, matches=0 if task.kind == SINGLE_HAND else count,
-            target=settings.target or 151, seed=seed, workers=workers, bootstrap=0, loader=loader, engine=engine,
-            threads=threads, device=device, progress=progress, **game,
-        )
+        try:
+            report = evaluate(
+                specs, num_players=settings.num_players, partnerships=settings.partnerships,
+                deals=count if task.kind == SINGLE_HAND else 0, matches=0 if task.kind == SINGLE_HAND else count,
+                target=settings.target or 151, seed=seed, workers=workers, bootstrap=0, loader=loader, engine=engine,
+                threads=threads, device=device, progress=progress, **game,
+            )
+        except PlayerError as error:  # the table's entry AGENT is the user's spec
+            if error.player != AGENT:
+                raise
+            raise AgentError(f"agent {spec!r} {error.problem} (task {task.id}, against {opponent})") from None
         table = report["tables"][0]
         pair = next(p for p in table["pairs"] if p["a"] == AGENT and p["b"] == opponent)
         entry: dict[str, Any] = {"opponent": opponent, "engine": table["engine"] if task.kind == SINGLE_HAND else "python",
@@ -129,7 +142,7 @@ def play_task(
     return {
         "task": task.to_dict(),
         "agent_kind": kind,
-        "agent_name": getattr(agent_player, "name", spec),
+        "agent_name": spec,  # what the user gave: a file's metadata never names the row
         "deal_set": deal_set,
         "count": count,
         "seed": seed,
@@ -159,16 +172,18 @@ def hardware(threads: int, device: str) -> dict[str, Any]:
     return out
 
 
-def command_for(spec: str, task: Task, deal_set: str = FULL) -> str:
-    """The command that reproduces a task's figures for ``spec``."""
-    return f"pisti-benchmark {spec} --task {task.name}" + (" --deal-set short" if deal_set == SHORT else "")
+def command_for(spec: str, task: Task, deal_set: str = FULL, trust_code: bool = False) -> str:
+    """The command that reproduces a task's figures for ``spec`` (quoted for a POSIX shell where
+    it needs to be), with ``--trust-code`` when the agent's form needs it."""
+    return (f"pisti-benchmark {shlex.quote(spec)} --task {task.name}"
+            + (" --deal-set short" if deal_set == SHORT else "") + (f" {TRUST_FLAG}" if trust_code else ""))
 
 
 def benchmark(
     spec: str, tasks: Sequence[Task], *, deal_set: str = FULL, count: int | None = None, seed: int | None = None,
     threads: int = 1, workers: int = 1, device: str = "cpu", progress: bool = False,
     exploit_budget: int | None = None, exploit_dir: str | None = None, made_with: str | None = None,
-    log: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = None, trust_code: bool = False,
 ) -> dict[str, Any]:
     """The whole report for ``spec`` on ``tasks`` (see :func:`play_task`); ``exploit_budget``:
     also train a best response of that many steps against the agent on each hand task
@@ -178,8 +193,8 @@ def benchmark(
     results = []
     for task in tasks:
         result = play_task(spec, task, deal_set=deal_set, count=count, seed=seed, threads=threads, workers=workers,
-                           device=device, progress=progress, log=log)
-        result["command"] = command_for(spec, task, deal_set)
+                           device=device, progress=progress, log=log, trust_code=trust_code)
+        result["command"] = command_for(spec, task, deal_set, trust_code=result["agent_kind"] in CODE_KINDS)
         if exploit_budget:
             result["exploit"] = exploit_edge(spec, task, exploit_budget, threads, device,
                                              os.path.join(exploit_dir or "runs/benchmark", f"exploit-{task.name}"),

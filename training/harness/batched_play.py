@@ -43,7 +43,7 @@ from pisti_env.deal import first_deal
 from pisti_env.replay import GameRecorder
 from pisti_env.rules import Settings
 
-from .duplicate import DEAL, Table, player_seed, stream_seed
+from .duplicate import DEAL, PlayerError, Table, failure_text, player_seed, stream_seed
 
 ENGINES = ("auto", "python", "batched")
 # Deals per batch: every (deal, seating) of a block is one row of the batched engine. Large
@@ -180,15 +180,33 @@ def _play_block(
                 continue
             # index_select: the same rows as observation[rows], several times faster on a CPU.
             seen, legal = observation.index_select(0, rows), mask.index_select(0, rows)
-            if draws.plays(player):
-                chosen = draws.act(player, rows, out.seat.index_select(0, rows), seen, legal, generator)
-            else:
-                chosen = player.act_batch(seen, legal, generator).to(torch.int64)
-            actions.index_copy_(0, rows, chosen)
+            try:
+                if draws.plays(player):
+                    chosen = draws.act(player, rows, out.seat.index_select(0, rows), seen, legal, generator)
+                else:
+                    chosen = player.act_batch(seen, legal, generator)
+                if not isinstance(chosen, torch.Tensor) or tuple(chosen.shape) != tuple(rows.shape) \
+                        or chosen.dtype.is_floating_point or chosen.dtype == torch.bool:
+                    raise PlayerError(table.specs[e], f"returned {_described(chosen)} for {rows.numel()} games; "
+                                                      "act_batch returns one integer action per row")
+                actions.index_copy_(0, rows, chosen.to(device=dev, dtype=torch.int64))
+            except (KeyboardInterrupt, PlayerError):
+                raise
+            except BaseException as error:  # SystemExit included: a player never ends the program
+                raise PlayerError(table.specs[e], f"raised {failure_text(error)}") from error
         if saved_rows:
             history.append(actions[:saved_rows].masked_fill(finished[:saved_rows], -1).clone())
         active = None if not bool(finished.any()) else ~finished
-        state, out = engine.step_state(state, actions, observation, active)
+        try:
+            state, out = engine.step_state(state, actions, observation, active)
+        except ValueError as error:  # an illegal action: the engine names the game, this the player
+            taken = actions.clamp(0, mask.shape[1] - 1)[:, None]
+            wrong = ~mask.gather(1, taken).squeeze(1) | (actions < 0) | (actions >= mask.shape[1])
+            wrong &= entry >= 0
+            if not bool(wrong.any()):
+                raise
+            raise PlayerError(table.specs[int(entry[wrong.nonzero()[0, 0]])],
+                              f"chose an illegal action: {error}") from None
         ended = out.done
         if bool(ended.any()):
             totals = torch.where(ended[:, None], out.match_scores, totals)
@@ -301,3 +319,10 @@ def _attach_replays(
             if not game.done or list(game.match_scores) != records[d][j]["totals"]:  # pragma: no cover - engines agree
                 raise RuntimeError(f"deal {meta[d]['game']} seating {j}: the replay does not reproduce the batched game")
             records[d][j]["replay"] = lines
+
+
+def _described(value: Any) -> str:
+    """What a player returned, for an error: a tensor's dtype and shape, else its type."""
+    shape = getattr(value, "shape", None)
+    return f"{getattr(value, 'dtype', type(value).__name__)} of shape {list(shape)}" if shape is not None \
+        else type(value).__name__

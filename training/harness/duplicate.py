@@ -14,6 +14,10 @@ Game ``i`` of an evaluation is seeded from (master seed, stream, ``i``) (deck an
 R5–R6), so two evaluations with the same seed see the same deals, whatever the number of
 worker processes; each player is reseeded from the game seed, its seating and its seat.
 Results come back in game order.
+
+A player that raises (anything but ``KeyboardInterrupt``: ``SystemExit`` too, which would end
+the program or a worker process with nothing said) or chooses an illegal action is a
+[`PlayerError`][training.harness.duplicate.PlayerError] naming its spec, on either engine.
 """
 
 from __future__ import annotations
@@ -34,6 +38,31 @@ from pisti_env.replay import GameRecorder
 
 DEAL, MATCH = 0, 1  # seed streams: single-hand deals and whole matches
 SEATING_MODES = ("auto", "rotations", "permutations")
+MAX_FAILURE_CHARS = 200
+
+
+class PlayerError(ValueError):
+    """A player at a table failed: it raised, or it chose an illegal action.
+
+    Attributes:
+        player: the player's spec at the table (its entry).
+        problem: what it did, e.g. ``"chose an illegal action: ..."``.
+    """
+
+    def __init__(self, player: str, problem: str) -> None:
+        super().__init__(player, problem)  # both in args: the error pickles back from a worker process
+        self.player, self.problem = player, problem
+
+    def __str__(self) -> str:
+        return f"player {self.player!r} {self.problem}"
+
+
+def failure_text(error: BaseException) -> str:
+    """An exception raised by a player's (or an agent's) own code as one short line: its type
+    and its first line of text, cut to `MAX_FAILURE_CHARS` characters."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return text if len(text) <= MAX_FAILURE_CHARS else text[: MAX_FAILURE_CHARS - 1] + "…"
 
 
 def stream_seed(master_seed: int, stream: int, index: int) -> int:
@@ -104,14 +133,41 @@ class Table:
         return [[loader(spec) for _ in range(k)] for spec, k in zip(self.specs, most)]
 
 
-def play_game(game: Game, players: Sequence[Player], step: Callable[[int], None] | None = None) -> Game:
+def play_game(game: Game, players: Sequence[Player], step: Callable[[int], None] | None = None,
+              names: Sequence[str] | None = None) -> Game:
     """Play ``game`` to its end (a hand, or a match) with ``players[seat]`` in each seat;
-    ``step`` takes each action (default ``game.step``; a recorder's step records it too)."""
+    ``step`` takes each action (default ``game.step``; a recorder's step records it too).
+
+    A player that raises (anything but ``KeyboardInterrupt``) or chooses an illegal action is a
+    [`PlayerError`][training.harness.duplicate.PlayerError] naming it: ``names[seat]`` (its spec
+    at the table), else its ``name``."""
     step = step or game.step
     while not game.done:
         seat = game.turn
-        step(players[seat].act(SeatView(game, seat)))
+        player = players[seat]
+        try:
+            action = player.act(SeatView(game, seat))
+        except BaseException as error:  # SystemExit included: a player never ends the program
+            if _interrupts(error):
+                raise
+            raise PlayerError(_seat_name(names, seat, player), f"raised {failure_text(error)}") from error
+        try:
+            step(action)
+        except (ValueError, TypeError) as error:  # the engine refuses the action, changing nothing
+            raise PlayerError(_seat_name(names, seat, player), f"chose an illegal action: {error}") from None
     return game
+
+
+def _interrupts(error: BaseException) -> bool:
+    """Whether ``error`` is to stop the program as it is: a ``KeyboardInterrupt`` in the main
+    process (Ctrl-C). In a worker process one would end the worker and leave the pool waiting
+    for its chunk forever; there the main process gets its own Ctrl-C, so a worker reports it
+    as the player's failure."""
+    return isinstance(error, KeyboardInterrupt) and multiprocessing.parent_process() is None
+
+
+def _seat_name(names: Sequence[str] | None, seat: int, player: Player) -> str:
+    return str(names[seat]) if names is not None else str(getattr(player, "name", type(player).__name__))
 
 
 def play_seatings(
@@ -137,8 +193,14 @@ def play_seatings(
         for e in seating:
             seated.append(players[e][used[e]])
             used[e] += 1
+        names = [table.specs[e] for e in seating]
         for seat, player in enumerate(seated):
-            player.reset(player_seed(game_seed, index, seat))
+            try:
+                player.reset(player_seed(game_seed, index, seat))
+            except BaseException as error:
+                if _interrupts(error):
+                    raise
+                raise PlayerError(names[seat], f"raised {failure_text(error)} in reset()") from error
         lines: list[dict[str, Any]] = []
         if replay_meta is None:
             game = Game(table.settings, seed=game_seed)
@@ -148,7 +210,7 @@ def play_seatings(
                                     meta={**replay_meta, "seating": index})
             game, step = recorder.game, recorder.step
         dealer = game.dealer
-        play_game(game, seated, step)
+        play_game(game, seated, step, names)
         records.append(
             {"dealer": dealer, "totals": list(game.match_scores), "winner": game.winner, "hands": game.hands_completed}
         )

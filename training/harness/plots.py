@@ -43,7 +43,7 @@ def plot_ladder(players: Sequence[str], ratings: Sequence[float], ci_low: Sequen
     ax.set_xlabel("rating (Bradley–Terry, Elo scale: +400 = 10:1 odds per hand)")
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -77,8 +77,16 @@ def plot_heatmap(players: Sequence[str], matrix: Sequence[Sequence[Any]], path: 
     fig.colorbar(image, ax=ax)
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
+
+
+def save_figure(fig: Any, path: str) -> None:
+    """Write ``fig`` as a PNG at ``path``, whole or not at all (``pisti_env.atomic.write_atomic``:
+    through a temporary created exclusively beside it, never a link planted at its name)."""
+    from pisti_env.atomic import write_atomic
+
+    write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
 
 
 def _num(x: Any) -> float:

@@ -120,7 +120,8 @@ def _jsonable(x: Any) -> Any:
 
 
 def write_json(report: dict[str, Any], path: str) -> None:
-    """Write ``report`` as JSON (NaN as ``null``, infinities as ``"inf"``/``"-inf"``)."""
-    with open(path, "w") as f:
-        json.dump(_jsonable(report), f, indent=2)
-        f.write("\n")
+    """Write ``report`` as JSON (NaN as ``null``, infinities as ``"inf"``/``"-inf"``), whole or
+    not at all (``pisti_env.atomic.write_atomic``)."""
+    from pisti_env.atomic import write_text_atomic
+
+    write_text_atomic(path, json.dumps(_jsonable(report), indent=2) + "\n")

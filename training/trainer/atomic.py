@@ -1,6 +1,7 @@
 """Atomic files and directories: a reader sees the old version or the new one, never a mixture.
 
-:func:`write_atomic` writes one file through a temporary beside it, flushed to disk, then
+`write_atomic` (from `pisti_env.atomic`, the project's one atomic file writer)
+writes one file through a temporary created exclusively beside it, flushed to disk, then
 renamed into place. :func:`publish_directory` moves a complete temporary directory into place
 in one step (a rename, or an exchange with the old one). A killed write leaves only a
 temporary ``.NAME.tmp-*`` (or ``.NAME.old-*``, ``.NAME.link-*``), which :func:`remove_strays`
@@ -11,38 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Callable
 
-STRAY = re.compile(r"^\..+\.(tmp|old|link)-[A-Za-z0-9_]+$")  # what a killed write leaves
-
-
-def fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - a platform without directory descriptors
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
-def _fsync_file(path: str | os.PathLike) -> None:
-    with open(path, "rb") as f:
-        os.fsync(f.fileno())
-
-
-def umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+# The one atomic file writer (and its stray pattern, umask and directory flush) lives in
+# pisti_env.atomic, shared by every writer of the project; the directories of a checkpoint are
+# built on it here.
+from pisti_env.atomic import STRAY, file_mode, fsync_dir, temporary_prefix, umask, write_atomic  # noqa: E402,F401
 
 
 def sha256(path: Path) -> str:
@@ -69,28 +47,6 @@ def remove_strays(parent: str | os.PathLike, name: str | None = None) -> list[Pa
             entry.unlink(missing_ok=True)
         removed.append(entry)
     return removed
-
-
-def write_atomic(path: str | os.PathLike, write: Callable[[str], None]) -> None:
-    """Write one file through ``write(temporary_path)``, flush it to disk and move it into
-    place (atomic on POSIX), with the permissions of any new file. An ``OSError`` (a full
-    disk...) names ``path``, never the temporary, and leaves ``path`` as it was."""
-    path = Path(path)
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-        os.close(fd)
-        write(tmp)
-        _fsync_file(tmp)
-        os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes it owner-only; a checkpoint is shared like any file
-        os.replace(tmp, path)
-    except OSError as error:
-        raise OSError(error.errno, error.strerror or str(error), str(path)) from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-
 
 
 def publish_directory(tmp: Path, target: Path) -> None:

@@ -100,7 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fresh", action="store_true",
         help="start a new run in OUT even if it holds one: the old run's checkpoints, logs and policy are deleted "
-             "(once this run holds OUT's lock and its flags are checked); files of your own in OUT are left alone")
+             "(once this run holds OUT's lock and its flags are checked), only what the run's own records show it "
+             "wrote (checkpoints with pisti metadata, its metrics, config and event files); files of your own in OUT "
+             "are left alone, and a folder that is not a pisti run (or a file no run writes at a run's name) is "
+             "refused")
     parser.add_argument("--quiet", action="store_true", help="no progress output (bar and summary lines)")
     parser.add_argument(
         "--budget", type=duration, default=None, metavar="DURATION",

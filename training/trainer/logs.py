@@ -81,6 +81,40 @@ def trim_logs(out: str | os.PathLike, sizes: Mapping[str, int]) -> None:
             os.truncate(path, sizes[name])
 
 
+def check_log_sizes(out: str | os.PathLike, sizes: Mapping[str, int], update: int, where: str | os.PathLike) -> None:
+    """Check a checkpoint's record of its logs' sizes (``sizes``, saved after ``update``
+    updates; ``where``: its metadata file, named in errors) against the logs in ``out`` before
+    a resume cuts them (`trim_logs`): each recorded size within its file's, and
+    ``metrics.csv`` cut there on a row boundary after its header and exactly ``update`` rows,
+    the last one that update's. Reads only. Raises ``CheckpointError`` naming the field, so a
+    record that does not match the files refuses the resume before any row is lost. (A log
+    file that is missing has nothing to cut.)"""
+    from .metadata import CheckpointError
+
+    out = Path(out)
+    for name, size in sizes.items():
+        path = out / name
+        if not path.is_file() or path.is_symlink():
+            continue
+        actual = path.stat().st_size
+        if size > actual:
+            raise CheckpointError(f"{where}: field 'log_sizes.{name}': {size} bytes, more than {path} holds "
+                                  f"({actual}): the logs are not this checkpoint's")
+        if name != "metrics.csv":
+            continue
+        with open(path, "rb") as f:
+            head = f.read(size)
+        lines = head.split(b"\n")
+        rows = len(lines) - 2  # the header, then the rows; the part after the last newline must be empty
+        last = lines[-2].split(b",", 1)[0].strip() if len(lines) >= 3 else b""
+        if lines[-1] or rows != update or last != str(update).encode():
+            raise CheckpointError(
+                f"{where}: field 'log_sizes.{name}': cutting {path} to {size} bytes would not leave its header and "
+                f"the {update} rows of the checkpoint's {update} updates (it leaves {max(rows, 0)} rows"
+                f"{'' if not lines[-1] else ' and part of a row'}): the record does not match the logs"
+            )
+
+
 def metric_names(config: TrainConfig) -> list[str]:
     """The columns of metrics.csv: every figure an update can report."""
     names = [

@@ -11,11 +11,13 @@ A kill at any instant leaves the previous checkpoint complete and ``OUT/checkpoi
 at a complete one. A resume first reads: :func:`check_run_directory` (each of the run's names
 holds what a run keeps there, no links), :func:`find_run_checkpoint` (the newest complete
 checkpoint); only once everything is checked does it change the run: :func:`tidy_run` clears
-what killed saves left. :func:`clear_run` removes a run (``pisti-train --fresh``).
+what killed saves left. `clear_run` removes a run (``pisti-train --fresh``): only what its
+own records show it wrote (`plan_clear`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -163,7 +165,9 @@ _RUN_KINDS = {LATEST: "link", HISTORY: "directory", "metrics.csv": "file", "tens
 def check_run_directory(out: str | os.PathLike) -> None:
     """Refuse a run directory whose own files are not what a run keeps there (``ValueError``
     naming the first): ``metrics.csv`` a directory, ``tensorboard`` a file, a link where a
-    file or a directory belongs (it could lead out of OUT), an event file that is a link.
+    file or a directory belongs (it could lead out of OUT), an event file that is a link, a
+    checkpoint's name (``checkpoints/update-N``) holding a file, a link or a loop (the run
+    would train, then fail to save there on every try).
     Reads only, so a run refused here is left exactly as it was."""
     out = Path(out)
     for name, wanted in _RUN_KINDS.items():
@@ -173,6 +177,13 @@ def check_run_directory(out: str | os.PathLike) -> None:
                 f"{out / name} is {describe(kind)}, where a run keeps {describe(wanted)}: this is not a run "
                 "pisti-train can continue as it is (move that away, or start afresh with --fresh or another --out)"
             )
+    if entry_kind(out / HISTORY) == "directory":
+        for path in sorted((out / HISTORY).iterdir()):
+            kind = entry_kind(path)
+            if _RUN_NAME.match(path.name) and kind != "directory":
+                raise ValueError(
+                    f"{path} is {describe(kind)}, not a checkpoint directory: the run would write its checkpoint "
+                    "there and fail after training, so it is not continued (move it away)")
     if entry_kind(out / "tensorboard") == "directory":
         for path in sorted((out / "tensorboard").iterdir()):
             if path.name.startswith("events.out.tfevents.") and entry_kind(path) != "file":
@@ -180,19 +191,154 @@ def check_run_directory(out: str | os.PathLike) -> None:
                                  "not followed (move it away)")
 
 
-def clear_run(out: str | os.PathLike, keep: tuple[str, ...] = ()) -> None:
-    """Remove a run's files (:data:`RUN_FILES` but ``keep``) from ``out``, and what killed saves
-    left; anything else in ``out`` stays. Each is first renamed to a temporary name, so a kill
-    during the removal leaves no half-removed file under a run's name."""
+# ---------------------------------------------------------------------- what a run wrote
+# --fresh deletes only what a run's own records show it wrote: each of its names is checked
+# for what pisti wrote there (a checkpoint directory with its metadata, the metrics' header,
+# the config's fields...), never taken by name alone.
+_LINK_TEXT = re.compile(rf"^{HISTORY}/update-\d{{9,}}$")
+_METRICS_HEADER = b"update,global_step,"
+_OWN_PROBE_BYTES = 1_048_576  # bytes of a small JSON file read to see who wrote it
+
+
+def probe_json(path: Path) -> object:
+    """The JSON a small regular file at ``path`` holds (links not followed), or ``None``."""
+    from .paths import read_regular
+
+    try:
+        return json.loads(read_regular(path, _OWN_PROBE_BYTES))
+    except (ValueError, OSError):
+        return None
+
+
+def is_checkpoint_directory(path: Path) -> bool:
+    """Whether ``path`` is a directory (not a link) holding a pisti checkpoint's ``metadata.json``
+    (its ``format``; the rest may be damaged: such a checkpoint is still the run's own)."""
+    if entry_kind(path) != "directory" or entry_kind(path / "metadata.json") != "file":
+        return False
+    metadata = probe_json(path / "metadata.json")
+    return isinstance(metadata, dict) and metadata.get("format") == "pisti-checkpoint"
+
+
+def _is_latest_link(path: Path) -> bool:
+    try:
+        return entry_kind(path) == "link" and bool(_LINK_TEXT.match(os.readlink(path)))
+    except OSError:
+        return False
+
+
+def _is_metrics(path: Path) -> bool:
+    if entry_kind(path) != "file":
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        try:
+            return os.read(fd, len(_METRICS_HEADER)) == _METRICS_HEADER
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+
+
+def _is_config(path: Path) -> bool:
+    value = probe_json(path)
+    return isinstance(value, dict) and {"out_dir", "total_steps", "settings"} <= set(value)
+
+
+def _is_evaluation(path: Path) -> bool:
+    value = probe_json(path)
+    return isinstance(value, dict) and {"step", "deals"} <= set(value)
+
+
+def _is_directory(path: Path) -> bool:
+    return entry_kind(path) == "directory"
+
+
+# What a run writes at each of its names, checked before --fresh deletes it. ``checkpoints``
+# and ``tensorboard`` are folders whose own entries are checked (`_owned_inside`).
+RUN_OWNERS: dict[str, Callable[[Path], bool]] = {
+    LATEST: _is_latest_link, HISTORY: _is_directory, "metrics.csv": _is_metrics, "tensorboard": _is_directory,
+    "policy": is_checkpoint_directory, "config.json": _is_config, "evaluation.json": _is_evaluation,
+}
+
+
+def _owned_inside(folder: Path) -> tuple[list[Path], list[Path]]:
+    """``(ours, in the way)`` inside a run's ``checkpoints`` or ``tensorboard`` folder: the
+    checkpoints with pisti metadata, the TensorBoard event files (regular files); in the way:
+    anything else at a checkpoint's name (a later save would land on it). Other entries stay."""
+    ours, blocking = [], []
+    for entry in sorted(folder.iterdir()):
+        if folder.name == HISTORY and _RUN_NAME.match(entry.name):
+            (ours if is_checkpoint_directory(entry) else blocking).append(entry)
+        elif folder.name == "tensorboard" and entry.name.startswith("events.out.tfevents."):
+            if entry_kind(entry) == "file":
+                ours.append(entry)
+    return ours, blocking
+
+
+def plan_clear(out: str | os.PathLike, owners: dict[str, Callable[[Path], bool]] | None = None,
+               keep: tuple[str, ...] = (), command: str = "--fresh") -> list[Path]:
+    """The paths in ``out`` that a run's own records show it wrote, to be deleted by
+    `clear_run` (checkpoint directories with pisti metadata, the metrics with their
+    header, TensorBoard event files, the config, the link to the newest checkpoint...;
+    ``owners``: each name with its check, `RUN_OWNERS` by default; ``keep``: names
+    left). Reads only. Raises ``ValueError`` (one line, naming the first) when ``out`` holds
+    something at one of those names that no run wrote: the whole folder when nothing in it is
+    a run's (``out`` is not a pisti run), otherwise that entry. Anything at other names stays."""
     out = Path(out)
-    remove_strays(out)
-    for name in RUN_FILES:
-        if name in keep or entry_kind(out / name) is None:
+    owners = RUN_OWNERS if owners is None else owners
+    ours: list[Path] = []
+    foreign: list[Path] = []
+    for name, check in owners.items():
+        path = out / name
+        if name in keep or entry_kind(path) is None:
             continue
-        doomed = out / f".{name}.old-{uuid.uuid4().hex}"
-        os.rename(out / name, doomed)
+        if not check(path):
+            foreign.append(path)
+        elif name in (HISTORY, "tensorboard"):
+            inside, blocking = _owned_inside(path)
+            ours += inside
+            foreign += blocking
+        else:
+            ours.append(path)
+    if foreign and not ours:
+        names = ", ".join(str(p.relative_to(out)) for p in foreign)
+        raise ValueError(
+            f"{out} is not a pisti run ({names} not written by one): {command} deletes only a run's own files; "
+            "choose another --out"
+        )
+    if foreign:
+        raise ValueError(
+            f"{foreign[0]} was not written by a pisti run ({describe(entry_kind(foreign[0]))} that none writes there): "
+            f"{command} deletes only a run's own files; move it away or choose another --out"
+        )
+    return ours
+
+
+def clear_run(out: str | os.PathLike, keep: tuple[str, ...] = (), owners: dict[str, Callable[[Path], bool]] | None = None,
+              command: str = "--fresh") -> None:
+    """Remove what a run wrote in ``out`` (`plan_clear`, which refuses a folder that is
+    not a run before anything changes; ``keep``: names left) and what killed saves left;
+    anything else stays, and a run's folders (``checkpoints``, ``tensorboard``) are removed
+    only once empty. Each path is first renamed to a temporary name, so a kill during the
+    removal leaves no half-removed file under a run's name."""
+    out = Path(out)
+    doomed_paths = plan_clear(out, owners, keep, command)
+    remove_strays(out)
+    for name in (HISTORY, "tensorboard"):
+        if entry_kind(out / name) == "directory":
+            remove_strays(out / name)
+    for path in doomed_paths:
+        doomed = path.parent / f".{path.name}.old-{uuid.uuid4().hex}"
+        os.rename(path, doomed)
         if entry_kind(doomed) == "directory":
             shutil.rmtree(doomed, ignore_errors=True)
         else:
             doomed.unlink()
+    for name in (HISTORY, "tensorboard"):
+        path = out / name
+        if name not in keep and entry_kind(path) == "directory" and (owners or RUN_OWNERS).get(name) is not None:
+            try:
+                path.rmdir()  # only an emptied folder: what else is there stays
+            except OSError:
+                pass
     fsync_dir(out)

@@ -21,14 +21,14 @@ from .clock import Budget, RunClock
 from .config import TrainConfig
 from .distributed import LOCAL, Shard
 from .evaluation import evaluate_against_baselines
-from .logs import RunLogs, trim_logs
+from .logs import RunLogs, check_log_sizes, trim_logs
 from .metadata import CheckpointError, read_metadata
 from .pause import Pause, Paused
 from .failures import stop_if_diverged, write_failed
 from .lock import RunLock
 from .resume import restart_config
 from .run_layout import (
-    LATEST, RUN_FILES, check_run_directory, clear_run, find_run_checkpoint, prune_run_checkpoints,
+    LATEST, RUN_FILES, check_run_directory, clear_run, find_run_checkpoint, plan_clear, prune_run_checkpoints,
     publish_run_checkpoint, tidy_run,
 )
 from .train import Trainer
@@ -191,7 +191,8 @@ def open_run(
     older checkpoints pruned. A resumed run without any checkpoint (stopped before its first)
     starts again from its ``config.json`` (:func:`~training.trainer.resume.restart_config`),
     saying so on stderr; one whose checkpoints are all damaged is refused (never started over).
-    ``fresh``: a run already in OUT is deleted (:func:`clear_run`) once the new trainer is built. In a distributed run (``shard``) rank 0 alone checks OUT, chooses and
+    ``fresh``: a run already in OUT is deleted once the new trainer is built: only what the run's own records
+    show it wrote (`clear_run`); a folder that is not a pisti run is refused (``ValueError``). In a distributed run (``shard``) rank 0 alone checks OUT, chooses and
     cleans up; the other ranks wait for it, then build their trainers as it chose."""
     shard = shard or LOCAL
     out = Path(config.out_dir)
@@ -225,9 +226,11 @@ def open_run(
             saved: int | None = None
         else:
             trainer = Trainer.resume(path, total_steps=resume_steps, changes=changes, shard=shard)
+            log_sizes = read_metadata(path).get("log_sizes", {})
+            check_log_sizes(out, log_sizes, trainer.update, path / "metadata.json")
             # Checked: from here on the run changes.
             tidy_run(out, path)
-            trim_logs(out, read_metadata(path).get("log_sizes", {}))
+            trim_logs(out, log_sizes)
             prune_run_checkpoints(out, path, trainer.config.keep_checkpoints)
             saved = trainer.update
     else:
@@ -237,6 +240,8 @@ def open_run(
                 f"{out} already holds a run ({', '.join(existing)}): continue it with --resume, start it afresh with "
                 "--fresh (which deletes it), or choose another --out"
             )
+        if existing:
+            plan_clear(out)  # a folder that is not a pisti run is refused before anything is built
         trainer = Trainer(config, shard=shard)
         if existing:
             clear_run(out)

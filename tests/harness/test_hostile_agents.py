@@ -1,0 +1,218 @@
+"""Agents and agent files are untrusted input (docs/reliability.md, "Agent files that can run
+code" and "Exported policies, benchmark reports and misbehaving agents"):
+
+* an agent whose loading runs code of its own (a ``module:function`` factory, an SB3 zip, an
+  RLlib checkpoint) loads only with ``--trust-code``; built-in names and exports need nothing;
+* an agent that raises (``SystemExit``, ``EOFError``, its own ``KeyboardInterrupt``, anything)
+  or chooses an illegal action ends ``pisti-benchmark`` / ``pisti-eval`` with one line naming
+  it, exit status 2, and no report;
+* a ``pisti-export`` file's metadata is checked against a schema and the game, and its function
+  run once at load, so a malformed file is one ``ExportError`` line naming the file, never a
+  TorchScript dump at the first move; the report names the agent by the path given.
+
+CLI cases run the real console scripts in a child process (with a timeout)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from pisti_env import make_settings  # noqa: E402
+from pisti_env.agents import make_player  # noqa: E402
+from pisti_env.agents.exported import ExportError  # noqa: E402
+from training.benchmark.export import export_policy  # noqa: E402
+from training.benchmark.run import play_task  # noqa: E402
+from training.benchmark.tasks import get_task  # noqa: E402
+
+from hostile_support import read_export, scripted, write_export  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+TWO = make_settings(num_players=2, target=None)
+SCRIPTS = Path(sys.executable).parent
+
+
+def run_cli(prog: str, args: list[str], cwd: Path, stdin: str = "", timeout: int = 300) -> subprocess.CompletedProcess:
+    """The installed console script ``prog`` (or ``python -m`` its module when not on PATH) in a
+    child process, with this folder importable (the hostile factories)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")])}
+    script = SCRIPTS / prog
+    command = [str(script)] if script.exists() else [sys.executable, "-m", {
+        "pisti-benchmark": "training.benchmark.cli", "pisti-eval": "training.harness.evaluate"}[prog]]
+    return subprocess.run(command + args, cwd=cwd, env=env, input=stdin, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def assert_one_line(result: subprocess.CompletedProcess, prog: str, *words: str) -> str:
+    """Exit status 2, one line on stderr ``PROG: error: ...`` holding ``words``, no traceback."""
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, (result.returncode, result.stderr[-3000:])
+    assert len(lines) == 1 and lines[0].startswith(f"{prog}: error: "), result.stderr[-3000:]
+    assert "Traceback" not in result.stderr + result.stdout
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def benchmark(tmp_path: Path, agent: str, *flags: str, stdin: str = "") -> tuple[subprocess.CompletedProcess, Path]:
+    out = tmp_path / "out"
+    return run_cli("pisti-benchmark", [agent, "--task", "pisti-2p", "--deals", "2", "--quiet", "--out", str(out),
+                                       *flags], tmp_path, stdin), out
+
+
+# ---------------------------------------------------------------------------- --trust-code
+def test_a_factory_needs_trust_code_and_is_not_imported_without_it(tmp_path):
+    """Without the flag the module is never imported (its import would have run its code)."""
+    marker = tmp_path / "imported"
+    (tmp_path / "evil_agent.py").write_text(f"open({str(marker)!r}, 'w').close()\ndef make():\n    return None\n")
+    result, out = benchmark(tmp_path, "evil_agent:make")
+    assert_one_line(result, "pisti-benchmark", "'evil_agent:make'", "--trust-code")
+    assert not marker.exists() and not out.exists()
+
+
+def test_an_sb3_zip_needs_trust_code(tmp_path):
+    """An SB3 zip is a pickle: refused before any library reads it (sb3 need not be installed)."""
+    (tmp_path / "evil.zip").write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    result, out = benchmark(tmp_path, str(tmp_path / "evil.zip"))
+    assert_one_line(result, "pisti-benchmark", "evil.zip", "--trust-code", "pickle")
+    assert not out.exists()
+
+
+def test_trusted_forms_need_no_flag_and_the_report_names_the_path_given(tmp_path):
+    """An export that calls itself ``pisti-2p`` in its metadata is reported by its path; its
+    figures are those of what it is (here the shipped policy, exported)."""
+    module, contract = read_export(export_policy("pisti-2p", "torchscript", str(tmp_path)))
+    contract["name"] = "expert"
+    path = write_export(module, contract, tmp_path / "impostor.pt")
+    result = play_task(path, get_task("pisti-2p"), count=2)
+    assert result["agent_name"] == path and result["agent_kind"] == "spec"  # "expert" before
+    assert play_task("greedy", get_task("pisti-2p"), count=2)["agent_name"] == "greedy"
+
+
+# ---------------------------------------------------------------------------- agents that fail
+# (agent, flags, stdin, words of the one line)
+FAILURES = [
+    ("sys:exit", ["--trust-code"], "", ["'sys:exit'", "SystemExit"]),  # exit status 0 and no report before
+    ("builtins:input", ["--trust-code"], "", ["'builtins:input'", "EOFError"]),  # a traceback before
+    ("hostile_support:exits_in_act", ["--trust-code"], "", ["'hostile_support:exits_in_act'", "SystemExit"]),
+    ("hostile_support:exits_in_act", ["--trust-code", "--workers", "2"], "",
+     ["'hostile_support:exits_in_act'", "SystemExit"]),  # in worker processes
+    ("hostile_support:interrupts_itself", ["--trust-code"], "", ["'hostile_support:interrupts_itself'",
+                                                                 "KeyboardInterrupt"]),
+    ("hostile_support:divides_by_zero", ["--trust-code"], "", ["'hostile_support:divides_by_zero'",
+                                                               "ZeroDivisionError"]),
+    ("hostile_support:illegal", ["--trust-code"], "", ["agent 'hostile_support:illegal'", "illegal action"]),
+    ("hostile_support:illegal_batched", ["--trust-code"], "", ["agent 'hostile_support:illegal_batched'",
+                                                               "illegal action"]),
+    ("hostile_support:wrong_shape_batched", ["--trust-code"], "", ["agent 'hostile_support:wrong_shape_batched'",
+                                                                   "one integer action per row"]),
+]
+
+
+@pytest.mark.parametrize("agent, flags, stdin, words", FAILURES,
+                         ids=[f"{a}{' workers' if '--workers' in f else ''}" for a, f, _, _ in FAILURES])
+def test_an_agent_that_raises_or_plays_illegally_is_one_line_naming_it(tmp_path, agent, flags, stdin, words):
+    result, out = benchmark(tmp_path, agent, *flags, stdin=stdin)
+    assert_one_line(result, "pisti-benchmark", *words)
+    assert not out.exists()  # no report
+
+
+def test_pisti_eval_names_the_player_that_chose_an_illegal_action(tmp_path):
+    """An export whose log-probabilities ignore the mask: its argmax is often illegal."""
+    module, contract = read_export(export_policy("pisti-2p", "torchscript", str(tmp_path)))
+    path = write_export(scripted("zeros", contract["num_actions"]), contract, tmp_path / "careless.pt")
+    result = run_cli("pisti-eval", [path, "greedy", "--deals", "4", "--quiet", "--out", str(tmp_path / "out")],
+                     tmp_path)
+    assert_one_line(result, "pisti-eval", f"player {path!r}", "illegal action")
+    assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------- exports
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    out = tmp_path_factory.mktemp("exports")
+    return {name: export_policy(name, "torchscript", str(out)) for name in ("pisti-2p", "pisti-4p")}
+
+
+def _edited(contract: dict, edit: str) -> dict | None:
+    contract = json.loads(json.dumps(contract))
+    if edit == "empty settings":
+        contract["settings"] = {}  # loaded for any game before
+    elif edit == "huge observation_size":
+        contract["observation_size"] = 10**30
+    elif edit == "no num_actions":
+        del contract["num_actions"]  # a KeyError before
+    elif edit == "bool observation_size":
+        contract["observation_size"] = True
+    elif edit == "bad settings value":
+        contract["settings"]["num_players"] = 9
+    elif edit == "settings not an object":
+        contract["settings"] = [2]
+    elif edit == "name with escapes":
+        contract["name"] = "\x1b[2Jpisti-2p"
+    elif edit == "play unknown":
+        contract["play"] = "cheat"
+    return contract
+
+
+EDITS = {
+    "empty settings": "settings", "huge observation_size": "observation_size", "no num_actions": "num_actions",
+    "bool observation_size": "observation_size", "bad settings value": "settings",
+    "settings not an object": "settings", "name with escapes": "name", "play unknown": "play",
+}
+RAW = {"array": "[1, 2]", "null": "null", "deep": "[" * 100_000 + "]" * 100_000, "nan": '{"format": NaN}'}
+
+
+@pytest.mark.parametrize("edit", list(EDITS) + [f"raw {k}" for k in RAW])
+def test_malformed_export_metadata_is_an_export_error_naming_file_and_field(exports, tmp_path, edit):
+    module, contract = read_export(exports["pisti-2p"])
+    path = tmp_path / "bad.pt"
+    if edit.startswith("raw "):
+        write_export(module, None, path, raw=RAW[edit[4:]])
+        field = "pisti_contract"
+    else:
+        write_export(module, _edited(contract, edit), path)
+        field = EDITS[edit]
+    with pytest.raises(ExportError) as caught:
+        make_player(str(path), settings=TWO)
+    message = str(caught.value)
+    assert str(path) in message and field in message and "\n" not in message and len(message) < 600, message
+
+
+@pytest.mark.parametrize("kind", ["relabelled 4p", "raises", "wrong-shape"])
+def test_a_broken_export_fails_at_load_in_one_short_line(exports, tmp_path, kind):
+    """A 4-player network under a 2-player contract failed only at the first move, with a
+    3,426-character TorchScript dump; now the test input at load says so in one line."""
+    _, contract = read_export(exports["pisti-2p"])
+    if kind == "relabelled 4p":
+        module = read_export(exports["pisti-4p"])[0]
+    else:
+        module = scripted(kind, contract["num_actions"])
+    path = write_export(module, contract, tmp_path / "broken.pt")
+    with pytest.raises(ExportError) as caught:
+        make_player(path, settings=TWO)
+    message = str(caught.value)
+    assert path in message and "\n" not in message and len(message) < 400, message
+    assert ("fails on a test input" if kind != "wrong-shape" else "shape") in message
+
+
+def test_pisti_benchmark_refuses_a_broken_export_in_one_line(exports, tmp_path):
+    _, contract = read_export(exports["pisti-2p"])
+    path = write_export(read_export(exports["pisti-4p"])[0], contract, tmp_path / "relabelled.pt")
+    result, out = benchmark(tmp_path, path)
+    line = assert_one_line(result, "pisti-benchmark", path, "fails on a test input")
+    assert len(line) < 500 and not out.exists()
+
+
+def test_an_export_with_a_full_valid_contract_still_loads(exports):
+    player = make_player(exports["pisti-4p"], settings=make_settings(num_players=4, partnerships=True, target=None))
+    assert player.num_actions == 52 and player.observation_size > 0
+    with pytest.raises(ExportError, match="another game"):
+        make_player(exports["pisti-4p"], settings=TWO)
