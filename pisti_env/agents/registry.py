@@ -38,12 +38,14 @@ from .greedy import GreedyAgent
 from .ismcts import IsmctsAgent
 from .pimc import PimcAgent
 from .random_agent import RandomAgent
+from .search import SearchAgent
 
 AGENTS: dict[str, Callable[..., Agent]] = {
     "random": RandomAgent,
     "greedy": GreedyAgent,
     "expert": ExpertAgent,
     "pimc": PimcAgent,
+    "search": SearchAgent,  # rollouts of a policy on the batched engine: torch and the policy imported on first use
     "ismcts": IsmctsAgent,  # OpenSpiel's IS-MCTS: needs the openspiel extra, imported when built
     "bluffer": BlufferAgent,  # R29: claims face down whenever allowed
     "challenger": challenger,  # bluffer's preset mirror: never claims, challenges every claim

@@ -361,7 +361,7 @@ def test_R29_players_play_inside_the_aec_env_and_views_match_observations(settin
 
 # ---------------------------------------------------------------------------- bad input
 def test_make_agent_names_and_specs():
-    assert agent_names() == ["random", "greedy", "expert", "pimc", "ismcts", "bluffer", "challenger"]
+    assert agent_names() == ["random", "greedy", "expert", "pimc", "search", "ismcts", "bluffer", "challenger"]
     assert parse_agent_spec("pimc:n=32,rollout=random") == ("pimc", {"n": 32, "rollout": "random"})
     assert make_agent("PIMC:n=5").n == 5
 
