@@ -33,4 +33,4 @@ for task in ${tasks[@]}; do
     done
   fi
 done
-python -m training.benchmark.leaderboard benchmarks/reports --out docs/leaderboard.md
+python -m training.benchmark.leaderboard benchmarks/reports --learning benchmarks/learning --out docs/leaderboard.md

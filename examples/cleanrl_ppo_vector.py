@@ -69,6 +69,8 @@ class Args:
     tensorboard: str | None = field(default=None, metadata={"help": "a directory for TensorBoard event files (needs the tensorboard package)"})
     save: str | None = field(default=None, metadata={"help": "where to save the trained agent's state dict (torch.save)"})
     export: str | None = field(default=None, metadata={"help": recipes.EXPORT_HELP, "type": recipes.export_path})
+    snapshot_steps: tuple[int, ...] = field(default=(), metadata={"help": "write the actor to --snapshot-dir the first time the step count reaches each of these (the learning protocol's contract: docs/learning/index.md)"})
+    snapshot_dir: str | None = field(default=None, metadata={"help": "where the snapshots go, as step-<steps>.pt pisti-export files"})
 
     # Game
     opponent: str = field(default="greedy", metadata={"help": "the other seat's player: 'random', 'greedy' or a checkpoint path (players with a batched form)"})
@@ -141,6 +143,9 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
             parser.add_argument(flag, type=f.metadata.get("type", convert), **options)
     values = vars(parser.parse_args(argv))
     values["hidden_sizes"] = tuple(values["hidden_sizes"])
+    values["snapshot_steps"] = tuple(values["snapshot_steps"])
+    if values["snapshot_steps"] and values["snapshot_dir"] is None:
+        parser.error("--snapshot-steps needs --snapshot-dir")
     return Args(**values)
 
 
@@ -287,6 +292,10 @@ def train(
 
     budget = args.minutes * 60.0 if args.minutes > 0 else math.inf
     start, step, history = time.perf_counter(), 0, []
+    from training.algorithms.recipe import Snapshots  # the learning protocol's snapshots (--snapshot-steps)
+
+    snapshots = Snapshots(args.snapshot_steps, args.snapshot_dir, dict(num_players=args.num_players, target=None),
+                          "cleanrl-ppo", "examples/cleanrl_ppo_vector.py", args.batch_size)
     num_updates = math.ceil(args.total_timesteps / args.batch_size)
     for update in range(1, num_updates + 1):
         elapsed = time.perf_counter() - start
@@ -360,6 +369,7 @@ def train(
         }
         history.append(metrics)
         logger.log(update, step, metrics)
+        snapshots.after_update(agent.actor, step)
         if on_update is not None:
             on_update(metrics)
     logger.close()

@@ -103,6 +103,11 @@ BUDGETS: dict[str, Budget] = {
     "pisti-bluff-stats": Budget({"--deals": "4"}, long_when={"--ray": "starts Ray"}),
     "pisti-benchmark": Budget({"--deals": "4", "--threads": "1", "--quiet": None}),
     "pisti-export": Budget(),
+    # the learning protocol: a seed trains for minutes and is rated on the whole deal set, so its
+    # pages' pisti-learn blocks are marked skip (parsed only); a tiny run is tests/learning's
+    "pisti-learn": Budget({"--budget": "4096", "--seeds": "1000", "--quiet": None},
+                          long="trains a seed and rates it on the task's whole deal set"),
+    "pisti-learn-report": Budget({"--reps": "200"}),
     "pisti-play": Budget({"--delay": "0", "--no-color": None}, stdin=MOVES),
     "pisti-replay": Budget(),
     "pisti-solve-claims": Budget(),

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DIGESTS = ROOT / "tests" / "data" / "env_digests.json"
 REPORTS = ROOT / "benchmarks" / "reports"
 LEADERBOARD = ROOT / "docs" / "leaderboard.md"
+LEARNING = ROOT / "benchmarks" / "learning"  # the learning protocol's results: the page's last section
 
 
 # ---------------------------------------------------------------------------- tasks and versions
@@ -256,9 +257,9 @@ def _reports() -> list[Path]:
 def test_the_committed_leaderboard_is_generated_from_the_committed_reports():
     if not _reports():
         pytest.skip("no committed reports")
-    assert LEADERBOARD.read_text() == lb.leaderboard(str(REPORTS)), (
+    assert LEADERBOARD.read_text() == lb.leaderboard(str(REPORTS), str(LEARNING)), (
         "docs/leaderboard.md is stale: python -m training.benchmark.leaderboard benchmarks/reports "
-        "--out docs/leaderboard.md")
+        "--learning benchmarks/learning --out docs/leaderboard.md")
 
 
 def test_the_leaderboard_cli_writes_into_a_folder_it_creates(tmp_path, capsys):

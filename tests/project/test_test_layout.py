@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
-LAYERS = {"engine", "env", "batched", "agents", "harness", "trainer", "bluff", "cli", "project",
+LAYERS = {"engine", "env", "batched", "agents", "harness", "trainer", "learning", "bluff", "cli", "project",
           "integration", "docs", "browser"}
 
 

@@ -201,13 +201,20 @@ def task_names() -> list[str]:
     return list(TASKS)
 
 
+def versioned(name: str, registry: Mapping[str, Any], kind: str = "task") -> Any:
+    """The entry of ``registry`` named ``name`` (``name@version`` also accepted, and checked
+    against the entry's ``version``); ``ValueError`` naming the ``kind``'s entries for another.
+    One rule for the benchmark's tasks and the learning tasks."""
+    base, at, version = name.partition("@")
+    if base not in registry:
+        raise ValueError(f"unknown {kind} {name!r}; {kind}s are {list(registry)}")
+    entry = registry[base]
+    if at and version != str(entry.version):
+        raise ValueError(f"{kind} {base} is at version {entry.version} in this package, not {version!r}")
+    return entry
+
+
 def get_task(name: str) -> Task:
     """The task named ``name`` (``name@version`` also accepted, and checked); ``ValueError``
     naming the tasks for another."""
-    base, at, version = name.partition("@")
-    if base not in TASKS:
-        raise ValueError(f"unknown task {name!r}; tasks are {task_names()}")
-    task = TASKS[base]
-    if at and version != str(task.version):
-        raise ValueError(f"task {base} is at version {task.version} in this package, not {version!r}")
-    return task
+    return versioned(name, TASKS)
