@@ -108,6 +108,7 @@ from pisti_env import make_settings
 from pisti_env.agents import SeatView
 from pisti_env.batched import BatchedPisti
 from pisti_env.cards import HAND_SIZE, JACK, NUM_CARD_IDS, NUM_RANKS, RANK, SUITS
+from pisti_env.flags import bounded, positive_float
 from pisti_env.observation import ObservationLayout
 from pisti_env.scoring import POINTS
 from training.algorithms.hands import HAND_DECISIONS, HandPlayer
@@ -121,26 +122,7 @@ NUM_SUITS = len(SUITS)
 
 
 # ---------------------------------------------------------------------------- hyperparameters
-def positive_float(text: str) -> float:
-    """An argparse ``type=``: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
-
-
-def probability(text: str) -> float:
-    """An argparse ``type=``: a number in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
-    return value
+probability = bounded(float, 0.0, 1.0)  # an argparse type=: a number in [0, 1]
 
 
 def build_parser() -> argparse.ArgumentParser:

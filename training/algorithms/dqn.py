@@ -82,7 +82,7 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -90,29 +90,16 @@ from torch import nn
 
 from pisti_env.batched import BatchedPisti
 from training.algorithms.hands import HAND_DECISIONS, HandBatch, HandPlayer
+from pisti_env import flags
 from training.algorithms.recipe import (Progress, Snapshots, add_algorithm_flags, check_algorithm_args, game_settings,
-                                        nonnegative_int, positive_int)
+                                        non_negative_int, positive_int)
 
 NAME, RECIPE = "dqn", "training/algorithms/dqn.py"  # the exports' name and recipe
 MAX_GRAD_NORM = 10.0  # Stable-Baselines3's DQN default
 
 
 # ---------------------------------------------------------------------------- hyperparameters
-def number(low: float, high: float = math.inf, above: bool = False) -> Callable[[str], float]:
-    """An argparse ``type=``: a finite number in ``[low, high]`` (``(low, high]`` with ``above``)."""
-    def convert(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not ((value > low if above else value >= low) and value <= high and math.isfinite(value)):
-            raise argparse.ArgumentTypeError(f"expected a number in {'(' if above else '['}{low:g}, {high:g}], got {text!r}")
-        return value
-
-    return convert
-
-
-positive_float, unit_float = number(0.0, above=True), number(0.0, 1.0)
+positive_float, unit_float = flags.positive_float, flags.bounded(float, 0.0, 1.0)
 
 
 @dataclass
@@ -128,7 +115,7 @@ class Hyperparameters:
     batch_size: int = field(default=512, metadata={"help": "transitions per gradient step", "type": positive_int})
     replay_ratio: float = field(default=2.0, metadata={"help": "transitions sampled for updates per environment step: gradient_steps per hand = replay_ratio * 48 * num_games / batch_size", "type": positive_float})
     buffer_size: int = field(default=200_000, metadata={"help": "replay capacity in transitions, rounded down to whole hands (at least one)", "type": positive_int})
-    learning_starts: int = field(default=50_000, metadata={"help": "environment steps played before the first update", "type": nonnegative_int})
+    learning_starts: int = field(default=50_000, metadata={"help": "environment steps played before the first update", "type": non_negative_int})
     gamma: float = field(default=1.0, metadata={"help": "discount per seat decision (a hand is short and its points are the goal: 1)", "type": unit_float})
     n_step: int = field(default=1, metadata={"help": "bootstrap from the seat's n-th next decision, the rewards between summed", "type": positive_int})
     reward_scale: float = field(default=0.1, metadata={"help": "rewards (points) are multiplied by this: Q values in units of 1/reward_scale points", "type": positive_float})

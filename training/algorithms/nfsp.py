@@ -67,6 +67,7 @@ from torch import nn
 
 from pisti_env.batched import BatchedPisti
 from training.algorithms.hands import HAND_DECISIONS, HandBatch, HandPlayer
+from pisti_env import flags
 from training.algorithms.recipe import Progress, Snapshots, add_algorithm_flags, check_algorithm_args, game_settings, positive_int
 
 NAME = "nfsp"
@@ -100,23 +101,10 @@ class Hyperparameters:
     min_reservoir: int = field(default=1000, metadata={"help": "the average policy learns once the reservoir holds this many decisions"})
 
 
-def number(low: float, high: float = math.inf, open_low: bool = False) -> Any:
-    """An argparse ``type=``: a finite number in ``[low, high]`` (``(low, high]`` with ``open_low``)."""
-    def convert(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and (value > low if open_low else value >= low) and value <= high):
-            raise argparse.ArgumentTypeError(f"expected a number in {'(' if open_low else '['}{low}, {high}], got {text!r}")
-        return value
-    return convert
-
-
-POSITIVE, UNIT = number(0, open_low=True), number(0, 1)
+POSITIVE, UNIT = flags.positive_float, flags.bounded(float, 0, 1)
 FLAG_TYPES: dict[str, Any] = {
-    "eta": number(0, 1, open_low=True), "replay_ratio": POSITIVE, "rl_lr": POSITIVE, "sl_lr": POSITIVE,
-    "gamma": UNIT, "reward_scale": POSITIVE, "grad_clip": number(0), "epsilon_start": UNIT,
+    "eta": flags.bounded(float, 0, 1, low_open=True), "replay_ratio": POSITIVE, "rl_lr": POSITIVE, "sl_lr": POSITIVE,
+    "gamma": UNIT, "reward_scale": POSITIVE, "grad_clip": flags.bounded(float, 0), "epsilon_start": UNIT,
 }
 FLAG_CHOICES = {"optimizer": ("adam", "sgd"), "loss": ("huber", "mse")}
 

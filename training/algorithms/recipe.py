@@ -19,15 +19,16 @@ machine. Any program that keeps this contract can be rated by the protocol
 from __future__ import annotations
 
 import argparse
-import math
+import contextlib
+import io
 import os
 import re
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from pisti_env.flags import writable_file
+# The flags' value checks are the CLIs' own (pisti_env.flags), re-exported for the algorithms.
+from pisti_env.flags import non_negative_int, positive_int, writable_file
 
 if TYPE_CHECKING:
     from torch import nn
@@ -41,22 +42,6 @@ def snapshot_name(steps: int) -> str:
     return f"step-{steps:012d}.pt"
 
 
-def positive_int(text: str) -> int:
-    """An argparse ``type=``: a whole number >= 1 (``5e6`` accepted)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if not math.isfinite(value) or value != int(value) or value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return int(value)
-
-
-def nonnegative_int(text: str) -> int:
-    """An argparse ``type=``: a whole number >= 0."""
-    return 0 if text.strip() in ("0", "0.0") else positive_int(text)
-
-
 def add_algorithm_flags(parser: argparse.ArgumentParser, *, steps: int) -> None:
     """The flags every algorithm has, the same way (see the module docstring): ``--seed``,
     ``--steps`` (default ``steps``), ``--threads``, ``--device``, ``--players``,
@@ -65,7 +50,7 @@ def add_algorithm_flags(parser: argparse.ArgumentParser, *, steps: int) -> None:
     ``--quiet``."""
     from training.harness.recipes import export_path
 
-    parser.add_argument("--seed", type=nonnegative_int, default=0, help="seeds the deals, the networks and the sampling")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seeds the deals, the networks and the sampling")
     parser.add_argument("--steps", type=positive_int, default=steps,
                         help="environment steps to train for: decisions in the training games, every seat's")
     parser.add_argument("--threads", type=positive_int, default=1, help="torch CPU threads")
@@ -77,7 +62,7 @@ def add_algorithm_flags(parser: argparse.ArgumentParser, *, steps: int) -> None:
     parser.add_argument("--snapshot-dir", default=None, metavar="DIR", help="where the snapshots go (created)")
     parser.add_argument("--export", type=export_path, default=None, metavar="PATH",
                         help="also write the final policy to PATH as a pisti-export file (.pt or .onnx)")
-    parser.add_argument("--deals", type=nonnegative_int, default=2000,
+    parser.add_argument("--deals", type=non_negative_int, default=2000,
                         help="duplicate deals of the final evaluation against random and greedy (0: none)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
@@ -140,21 +125,9 @@ class Snapshots:
         from training.harness.recipes import export_policy_file
 
         target = path or str(self.directory / snapshot_name(steps))
-        with _quiet():
+        with contextlib.redirect_stdout(io.StringIO()):  # its "exported the policy to" line: the progress says enough
             return export_policy_file(network, target, settings=self.settings, name=self.name, recipe=self.recipe,
                                       steps=steps, reads_mask=reads_mask)
-
-
-class _quiet:
-    """Silences the export's own "exported the policy to" line (the progress line says enough)."""
-
-    def __enter__(self) -> None:
-        self._stdout = sys.stdout
-        sys.stdout = open(os.devnull, "w")
-
-    def __exit__(self, *exc: object) -> None:
-        sys.stdout.close()
-        sys.stdout = self._stdout
 
 
 class Progress:

@@ -26,7 +26,7 @@ from pisti_env.flags import ArgumentParser, fail, non_negative_int, positive_int
 
 from .algorithms import algorithm_names, resolve_algorithm
 from .protocol import LEARNING_TASKS, LONG, STANDARD, get_learning_task
-from .results import RESULTS_DIR, RESULTS_FORMAT, RESULTS_VERSION, ResultsError, read_results, results_path, write_results
+from .results import RESULTS_DIR, RESULTS_FORMAT, RESULTS_VERSION, read_results, results_path, write_results
 
 PROG = "pisti-learn"
 

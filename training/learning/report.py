@@ -21,6 +21,7 @@ import math
 import os
 import sys
 from pathlib import Path
+from statistics import median  # the standard library's (this package's statistics module is rliable's)
 from typing import Any, Mapping, Sequence
 
 from pisti_env.flags import ArgumentParser, fail, writable_dir
@@ -102,8 +103,7 @@ def summary(task: str, results: Mapping[str, Mapping[str, Any]], comparison: Any
         rows[name] = {
             "family": doc.get("family", ""), "seeds": [run["seed"] for run in doc["runs"]],
             "ratings": ratings, "iqm": comparison.iqm[name], "iqm_interval": list(comparison.iqm_interval[name]),
-            "median": float(sorted(ratings)[len(ratings) // 2]) if len(ratings) % 2 else
-            float(sum(sorted(ratings)[len(ratings) // 2 - 1: len(ratings) // 2 + 1]) / 2),
+            "median": float(median(ratings)),
             "train_seconds": [run.get("train_seconds") for run in doc["runs"]],
             "command": doc["command"], "file": doc["_path"],
             "curve_iqm": [float(v) for v in comparison.curve_iqm[name]],
@@ -140,12 +140,9 @@ def markdown(task: str, results: Mapping[str, Mapping[str, Any]], comparison: An
         ratings = [run["rating"] for run in doc["runs"]]
         low, high = comparison.iqm_interval[name]
         used = [run["train_cpu_seconds"] + run["eval_cpu_seconds"] for run in doc["runs"] if "train_cpu_seconds" in run]
-        ordered = sorted(ratings)
-        mid = len(ordered) // 2
-        median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
         lines.append(
             f"| {_code(name)} | {_cell(doc.get('family', ''))} | {len(ratings)} | **{comparison.iqm[name]:.0f}** "
-            f"[{low:.0f}, {high:.0f}] | {median:.0f} | {', '.join(f'{r:.0f}' for r in ratings)} | "
+            f"[{low:.0f}, {high:.0f}] | {median(ratings):.0f} | {', '.join(f'{r:.0f}' for r in ratings)} | "
             f"{_hours(sum(used) / len(used)) if used else '–'} | {_code(doc['command'])} |")
     if measured:
         lines += ["", f"Cost: {per_run / 3600:.2f} CPU-hours per seed on average (training and rating, one thread; "
@@ -264,9 +261,8 @@ def learning_section(results_dir: str | os.PathLike) -> str:
         rows = []
         for name, doc in results.items():
             ratings = sorted(run["rating"] for run in doc["runs"])
-            mid = len(ratings) // 2
-            median = ratings[mid] if len(ratings) % 2 else (ratings[mid - 1] + ratings[mid]) / 2
-            rows.append((median, f"| {_code(name)} | {_cell(doc.get('family', ''))} | {len(ratings)} | {median:.0f} | "
+            middle = median(ratings)
+            rows.append((middle, f"| {_code(name)} | {_cell(doc.get('family', ''))} | {len(ratings)} | {middle:.0f} | "
                                  f"{ratings[0]:.0f}–{ratings[-1]:.0f} | {_code(doc['command'])} |"))
         lines += [row for _, row in sorted(rows, key=lambda r: -r[0])] + [""]
     return "\n".join(lines).rstrip("\n")
