@@ -4,6 +4,17 @@ Agents ``player_0 … player_{n-1}`` are the seats in playing order (R3). An act
 (R2). Observations are ``{"observation": float32 vector, "action_mask": int8[52]}`` built by
 :mod:`pisti_env.observation`; the mask is all zeros for a seat that is not to move.
 
+``observation_format="flat"`` is the form for wrappers that only take a Box (SuperSuit's
+``flatten_v0``, ``dtype_v0``, ``normalize_obs_v0``, ``frame_stack_v1``, …): the observation is
+the float32 vector alone, its space exactly the Dict's ``"observation"`` Box, and every agent's
+info holds its mask, ``infos[agent]["action_mask"]`` (the same int8 array the Dict would hold),
+as PettingZoo documents for envs whose observation is not a Dict and as its ``api_test`` and
+``TerminateIllegalWrapper`` read it. The mask goes in the info, not onto the vector: SuperSuit's
+observation wrappers rewrite the vector (``normalize_obs_v0`` would rescale mask entries,
+``frame_stack_v1`` would stack stale masks with it, and its AEC wrappers hand out an agent's
+last transformed observation, taken when it was last to move), while infos pass through every
+one of them untouched.
+
 With ``bluff=True`` (R29) the action space is ``Discrete(106)`` and the mask has 106 entries:
 0–51 play a card face up, 52 + card id play it face down claiming a pişti (only on a lone table
 card), 104 believe and 105 challenge (only for the seat answering a claim). The answer is a
@@ -67,7 +78,7 @@ from .render import render_text
 from .rewards import REWARD_MODES, side_difference, win_rewards
 from .rules import Settings, make_settings
 from .seeding import next_game_seed
-from .spaces import action_space, observation_space
+from .spaces import action_space, check_observation_format, observation_space
 from .scoring import CHALLENGE_FACTOR, MAJORITY_POINTS, POINTS, bluff_stake, pisti_value
 
 ILLEGAL_ACTION_MODES = ("raise", "penalty")
@@ -176,15 +187,21 @@ class raw_env(AECEnv):
     Args:
         render_mode: ``None``, ``"ansi"`` (``render()`` returns text), ``"human"`` (prints it
             after every step) or ``"rgb_array"`` (``render()`` returns a 480×640×3 ``uint8``
-            picture of the table, :func:`pisti_env.drawing.open_frame`; needs the ``pictures``
-            extra). Every mode is a spectator's view: all cards open, for watching, never for
-            a player.
+            picture of the table, :func:`pisti_env.drawing.open_frame`, drawn with Pillow: no
+            extra needed). Every mode is a spectator's view: all cards open, for watching,
+            never for a player.
         reward: ``"diff"`` (default) or ``"win"``; see the module docstring.
         illegal_action: ``"raise"`` (the default of the bare ``raw_env``, as PettingZoo's
             classic ``raw_env`` s do): an illegal action raises ``ValueError`` and changes
             nothing; ``"penalty"`` (the default of :func:`env`): it ends the episode with a
             warning and a penalty for the offender's side, see the module docstring and
             :func:`illegal_action_penalty`.
+        observation_format: ``"dict"`` (default): ``observe()`` gives
+            ``{"observation": float32 vector, "action_mask": int8}``, PettingZoo's classic
+            convention; ``"flat"``: the float32 vector alone (its space is the Dict's
+            ``"observation"`` Box), and the mask is in ``infos[agent]["action_mask"]`` for every
+            agent (all zeros unless it is to move), for wrappers that only take a Box, such as
+            SuperSuit's; see the module docstring. Any other value is a ``ValueError``.
         **settings: the game settings of RULES.md's table (``num_players``, ``partnerships``,
             ``target``, ``win_margin``, ``double_pisti``, ``last_card_pisti``,
             ``ten_diamonds_pisti_bonus``, ``decks``, ``show_stock_bottom``, ``bluff``,
@@ -203,6 +220,7 @@ class raw_env(AECEnv):
         render_mode: str | None = None,
         reward: str = "diff",
         illegal_action: str = "raise",
+        observation_format: str = "dict",
         **settings: Any,
     ) -> None:
         super().__init__()
@@ -212,6 +230,8 @@ class raw_env(AECEnv):
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        self.observation_format = check_observation_format(observation_format)
+        self._flat = observation_format == "flat"
         self.render_mode = render_mode
         self.reward_mode = reward
         self.illegal_action = illegal_action
@@ -222,7 +242,9 @@ class raw_env(AECEnv):
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         layout = self.encoder.layout
         self.num_actions = self.settings.num_actions  # 52, or 106 with bluff (R29)
-        self.observation_spaces = {a: observation_space(self.settings, layout) for a in self.possible_agents}
+        self.observation_spaces = {
+            a: observation_space(self.settings, layout, observation_format) for a in self.possible_agents
+        }
         self.action_spaces = {a: action_space(self.settings) for a in self.possible_agents}
         self._seeder: random.Random | None = None
         self.game: Game | None = None
@@ -262,26 +284,42 @@ class raw_env(AECEnv):
         self._rewards_nonzero = False
         self.agent_selection = self.possible_agents[game.turn]
         self._skip_agent_selection = None
+        if self._flat:
+            self._put_masks()
 
     # ------------------------------------------------------------------ observe
     # observe(), last() and step() are the hot path of every AEC loop (issue 17): they read the
     # game directly and build nothing they do not hand out. What they hand out is new each call
     # (observation and mask arrays) or replaced rather than edited (the rewards and infos dicts),
     # so nothing a caller holds changes under it later.
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
+    def observe(self, agent: str) -> dict[str, np.ndarray] | np.ndarray:
         """``agent``'s observation now: ``{"observation": float32 vector, "action_mask": int8}``
-        (the mask is all zeros unless ``agent`` is to move), both new arrays."""
+        (the mask is all zeros unless ``agent`` is to move), both new arrays; with
+        ``observation_format="flat"`` the new vector alone (the mask is in ``infos[agent]``)."""
         game = self.game
         if game is None:
             raise _reset_first("observe")
         seat = self.agent_name_mapping.get(agent)
         if seat is None:
             raise ValueError(f"unknown agent {agent!r}; the agents are {self.possible_agents}")
+        if self._flat:
+            return self.encoder.encode(game, seat)
+        return {"observation": self.encoder.encode(game, seat), "action_mask": self._mask(seat)}
+
+    def _mask(self, seat: int) -> np.ndarray:
+        """``seat``'s legal actions now as a new int8 0/1 array (all zeros unless it is to move)."""
+        game = self.game
         mask = bytearray(self.num_actions)
         if seat == game.turn and not self._episode_over:
             for a in game.legal_actions():
                 mask[a] = 1
-        return {"observation": self.encoder.encode(game, seat), "action_mask": np.frombuffer(mask, np.int8)}
+        return np.frombuffer(mask, np.int8)
+
+    def _put_masks(self) -> None:
+        """``observation_format="flat"``: every agent's info with its mask now, as new dicts (an
+        info a caller holds never changes under it), the other keys kept."""
+        seat_of = self.agent_name_mapping
+        self.infos = {a: {**info, "action_mask": self._mask(seat_of[a])} for a, info in self.infos.items()}
 
     # ------------------------------------------------------------------ step
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -335,6 +373,8 @@ class raw_env(AECEnv):
             self._episode_over = True
         else:
             self.agent_selection = self.possible_agents[game.turn]
+        if self._flat:
+            self._put_masks()  # the mover's now all zeros, the next seat's its legal actions
         if self.render_mode == "human":
             self.render()
 
@@ -387,6 +427,8 @@ class raw_env(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self.infos[agent]["illegal_move"] = True
         self._episode_over = True
+        if self._flat:
+            self._put_masks()  # all zeros: the episode is over
 
     # ------------------------------------------------------------------ render
     def render(self) -> str | np.ndarray | None:
@@ -398,7 +440,7 @@ class raw_env(AECEnv):
         if self.render_mode == "rgb_array":
             if self.game is None:
                 raise _reset_first("render")
-            from .drawing import open_frame  # CairoSVG, an optional extra, only when a picture is asked for
+            from .drawing import open_frame  # Pillow, only when a picture is asked for (issue 50)
 
             return open_frame(self.game, self.possible_agents)
         if self.game is None:

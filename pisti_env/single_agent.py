@@ -9,6 +9,10 @@ it is the learner's turn again.
 * **Observation**: the same Dict as ``pisti_v0`` gives the learner's seat, byte for byte
   (``"observation"`` float32 vector, ``"action_mask"`` int8; all-zero mask once the episode is
   over); :meth:`PistiEnv.action_masks` returns the mask as bools for sb3-contrib's MaskablePPO.
+  ``observation_format="flat"``: the float32 vector alone (its space exactly the Dict's
+  ``"observation"`` Box), for wrappers that only take a Box (SuperSuit's ``normalize_obs_v0``,
+  ``frame_stack_v1``, …), and every info holds the int8 mask as ``info["action_mask"]``, as
+  ``pisti_v0``'s flat form gives it.
 * **Reward** (``reward=``): ``"diff"`` (default): everything the learner received since its
   previous decision under ``pisti_v0``'s score-difference rewards — the change in (own side's
   public points − mean of the other sides'), counted over its own move and every other seat's
@@ -17,7 +21,8 @@ it is the learner's turn again.
   (0 for the sides tied for best in a drawn single hand), else 0.
 * **Episode**: one match (``target`` set) or one hand (``target=None``); it ends with
   ``terminated=True`` and is never truncated.
-* **Infos**: always ``"side"`` and ``"seat"`` (the learner's); at the step in which a hand ends
+* **Infos**: always ``"side"`` and ``"seat"`` (the learner's), and ``"action_mask"`` with
+  ``observation_format="flat"``; at the step in which a hand ends
   also ``"hand_result"`` (a copy, per side, as ``pisti_v0`` gives it) and ``"match_scores"``.
 * **Illegal learner actions** (``illegal_action=``): an id outside the action space (below 0,
   or ``num_actions`` and above: 52 without the bluff variant, 106 with it) is a ``ValueError`` in
@@ -52,7 +57,7 @@ from .render import render_text
 from .rewards import REWARD_MODES, side_difference, win_rewards
 from .rules import Settings, make_settings
 from .seeding import next_game_seed
-from .spaces import action_space, observation_space
+from .spaces import action_space, check_observation_format, observation_space
 
 ILLEGAL_ACTION_MODES = ("refuse", "raise")
 RESET_OPTIONS = ("deck", "dealer", "seat")
@@ -130,8 +135,11 @@ class PistiEnv(gymnasium.Env):
         illegal_penalty: the reward of a refused illegal action (a negative number, default −1).
         render_mode: ``None``, ``"ansi"`` (``render()`` returns text), ``"human"`` (prints
             the table after every reset and step) or ``"rgb_array"`` (``render()`` returns a
-            480×640×3 ``uint8`` picture of the table for Gymnasium's ``RecordVideo``; needs the
-            ``pictures`` extra). Every mode shows all cards (a spectator's view).
+            480×640×3 ``uint8`` picture of the table for Gymnasium's ``RecordVideo``, drawn with
+            Pillow: no extra needed). Every mode shows all cards (a spectator's view).
+        observation_format: ``"dict"`` (default): ``{"observation": float32 vector,
+            "action_mask": int8}``; ``"flat"``: the vector alone, the mask in
+            ``info["action_mask"]`` (see the module docstring).
         **settings: the game settings (see :func:`~pisti_env.rules.make_settings`).
 
     Raises ``ValueError``/``TypeError`` naming the bad argument and what is allowed.
@@ -148,9 +156,11 @@ class PistiEnv(gymnasium.Env):
         illegal_action: str = "refuse",
         illegal_penalty: float = -1.0,
         render_mode: str | None = None,
+        observation_format: str = "dict",
         **settings: Any,
     ) -> None:
         _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        self.observation_format = check_observation_format(observation_format)
         _check_choice("reward", reward, REWARD_MODES)
         _check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
         if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float, np.integer, np.floating)):
@@ -167,7 +177,7 @@ class PistiEnv(gymnasium.Env):
         self.illegal_action = illegal_action
         self.illegal_penalty = float(illegal_penalty)
         self.encoder = ObservationEncoder(self.settings)
-        self.observation_space = observation_space(self.settings, self.encoder.layout)
+        self.observation_space = observation_space(self.settings, self.encoder.layout, observation_format)
         self.action_space = action_space(self.settings)
         self.num_actions = self.settings.num_actions
         self._others = SeatPlayers(self.settings, opponent, partner, self.fixed_seat, as_player)
@@ -177,7 +187,7 @@ class PistiEnv(gymnasium.Env):
         self._value = 0.0
 
     # ------------------------------------------------------------------ reset
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Start an episode. ``options`` may hold ``"deck"`` (52·decks card ids or text codes,
         item 0 dealt first, R6), ``"dealer"`` and ``"seat"`` (the learner's seat this episode).
         A bad seed or option raises and leaves the env as it was."""
@@ -205,7 +215,7 @@ class PistiEnv(gymnasium.Env):
         return self._observation(), self._info()
 
     # ------------------------------------------------------------------ step
-    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """The learner's move, then the other seats' until the learner is to move again or the
         episode is over. Returns ``(observation, reward, terminated, truncated=False, info)``."""
         game = self.game
@@ -254,7 +264,9 @@ class PistiEnv(gymnasium.Env):
         return win_rewards(game)[self.settings.side_of(self.seat)]
 
     # ------------------------------------------------------------------ observation
-    def _observation(self) -> dict[str, np.ndarray]:
+    def _observation(self) -> dict[str, np.ndarray] | np.ndarray:
+        if self.observation_format == "flat":
+            return self.encoder.encode(self.game, self.seat)
         return {"observation": self.encoder.encode(self.game, self.seat), "action_mask": self.action_masks().astype(np.int8)}
 
     def action_masks(self) -> np.ndarray:
@@ -266,7 +278,10 @@ class PistiEnv(gymnasium.Env):
         return mask
 
     def _info(self) -> dict[str, Any]:
-        return {"side": self.settings.side_of(self.seat), "seat": self.seat}
+        info: dict[str, Any] = {"side": self.settings.side_of(self.seat), "seat": self.seat}
+        if self.observation_format == "flat":
+            info["action_mask"] = self.action_masks().astype(np.int8)  # the mask the Dict would hold
+        return info
 
     # ------------------------------------------------------------------ render
     def render(self) -> str | np.ndarray | None:
@@ -278,7 +293,7 @@ class PistiEnv(gymnasium.Env):
         if self.render_mode == "rgb_array":
             if self.game is None:
                 raise RuntimeError("call reset() before render()")
-            from .drawing import open_frame  # CairoSVG, an optional extra, only when a picture is asked for
+            from .drawing import open_frame  # Pillow, only when a picture is asked for (issue 50)
 
             return open_frame(self.game, self._names(), bottom=self.seat)  # the learner at the bottom
         text = self._table_text()

@@ -17,9 +17,12 @@ checkpoint path, or a player object that has one; ``"pimc"`` has none and is ref
   since its previous decision (``reward="diff"``: an episode's rewards add up to its final score
   difference; ``"win"``: ±1 at the end). Observation: ``{"observation": (N, size) float32,
   "action_mask": (N, actions) int8}``; :meth:`PistiVectorEnv.action_masks` gives the masks as
-  bools. Infos (arrays with a ``"_key"`` mask, Gymnasium's vector convention): ``"seat"`` and
-  ``"side"`` of each learner; where a hand ended since the last decision, ``"hand_result"`` (a
-  dict of (N, sides) arrays) and ``"match_scores"`` (N, sides).
+  bools. ``observation_format="flat"``: the (N, size) vectors alone, and the (N, actions) int8
+  masks of the observations given with them in ``infos["action_mask"]`` (NumPy or torch, as the
+  observations; ``"_action_mask"`` all true). Infos (arrays with a ``"_key"`` mask,
+  Gymnasium's vector convention): ``"seat"`` and ``"side"`` of each learner; where a hand ended
+  since the last decision, ``"hand_result"`` (a dict of (N, sides) arrays) and
+  ``"match_scores"`` (N, sides).
 * **Autoreset**: ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``). A game whose
   episode ended reports ``terminated=True`` and already the first observation of its next
   episode; ``infos["final_info"]`` holds the finished episode's infos (seat, side, hand_result,
@@ -64,7 +67,7 @@ from .batched.engine import BYTES_PER_OBSERVATION_ENTRY, check_memory
 from .observation import ObservationEncoder
 from .rewards import REWARD_MODES
 from .rules import make_settings
-from .spaces import action_space, observation_space
+from .spaces import action_space, check_observation_format, observation_space
 
 OUTPUT_MODES = ("numpy", "torch")
 # The bytes a game needs at the vector env's peak on a CPU, engine included, per observation entry
@@ -94,6 +97,7 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         device: the torch device of the engine, the players and torch outputs.
         autoreset_mode: ``AutoresetMode.SAME_STEP`` (default) or ``NEXT_STEP`` (or their
             values, ``"SameStep"``, ``"NextStep"``); see the module docstring.
+        observation_format: ``"dict"`` (default) or ``"flat"``: see the module docstring.
         **settings: the game settings (one deck: 2–4 players), as :class:`PistiEnv`.
 
     A ``num_envs`` whose estimated memory exceeds what is available (the host's, and the
@@ -113,6 +117,7 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         output: str = "numpy",
         device: str | torch.device = "cpu",
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+        observation_format: str = "dict",
         **settings: Any,
     ) -> None:
         num_envs = check_int(num_envs, "num_envs", low=1)
@@ -135,7 +140,7 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError("partner is only for partnerships (4 players, partnerships=True); leave it None")
         self.num_envs = int(num_envs)
         self.device = torch.device(device)
-        self.output = output
+        self.output, self.observation_format = output, check_observation_format(observation_format)
         self.reward_mode = reward
         self.fixed_seat = None if seat is None else int(seat)
         self.autoreset_mode = autoreset_mode
@@ -152,7 +157,7 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
             partner, "partner", _NOT_BATCHED, seed=1, settings=s, device=str(self.device)
         )
         self.num_actions = s.num_actions
-        self.single_observation_space = observation_space(s, ObservationEncoder(s).layout)
+        self.single_observation_space = observation_space(s, ObservationEncoder(s).layout, observation_format)
         self.single_action_space = action_space(s)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -197,7 +202,8 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         self._scratch = torch.empty(self.num_envs, engine.observation_size, device=self.device)
         out, self._carry, _, _ = self._play_others(out, self._carry, ~everything)
         self._out = self._kept(out)
-        return self._observation(), self._infos(torch.zeros_like(everything), None)
+        infos = self._infos(torch.zeros_like(everything), None)
+        return self._observation(infos), infos
 
     def _draw_seats(self) -> torch.Tensor:
         if self.fixed_seat is not None:
@@ -241,7 +247,7 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
             self._restarting = done if bool(done.any()) else None
         infos = self._infos(done, hand, final_seat)
         truncated = torch.zeros_like(done)
-        return self._observation(), self._convert(rewards), self._convert(done), self._convert(truncated), infos
+        return self._observation(infos), self._convert(rewards), self._convert(done), self._convert(truncated), infos
 
     def _play_others(
         self, out: BatchStep, carry: torch.Tensor, done: torch.Tensor, rewards: torch.Tensor | None = None
@@ -294,9 +300,13 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
     def _convert(self, x: torch.Tensor) -> Any:
         return x if self.output == "torch" else x.cpu().numpy()
 
-    def _observation(self) -> dict[str, Any]:
-        out = self._out
-        return {"observation": self._convert(out.observation), "action_mask": self._convert(out.action_mask.to(torch.int8))}
+    def _observation(self, infos: dict[str, Any] | None = None) -> Any:
+        out, mask = self._out, self._convert(self._out.action_mask.to(torch.int8))
+        if self.observation_format == "dict":
+            return {"observation": self._convert(out.observation), "action_mask": mask}
+        if infos is not None:  # "flat": the masks go in the infos handed out with the observations
+            infos.update(action_mask=mask, _action_mask=np.ones(self.num_envs, dtype=np.bool_))
+        return self._convert(out.observation)
 
     def action_masks(self) -> Any:
         """(N, actions) bool: each learner's legal actions now (sb3-contrib's convention)."""

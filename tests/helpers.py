@@ -541,8 +541,8 @@ def network_player(settings, seed: int, name: str, device: str = "cpu"):
     scaled up so that its choices are far from ties (as a trained policy's), not near-uniform."""
     import torch  # only the tests with a network import torch through here
 
-    from training.trainer.network import policy_network
-    from training.trainer.policy import CheckpointPlayer
+    from pisti_env.policies.network import policy_network
+    from pisti_env.policies.player import CheckpointPlayer
 
     torch.manual_seed(seed)
     net = policy_network(settings, (16,))

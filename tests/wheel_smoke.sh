@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The installed package, without a checkout: build the wheel, install it into a fresh venv, and
 # from a directory outside the repository play the shipped policy by name (pisti-eval), benchmark
-# it (pisti-benchmark, a short deal set), export it (pisti-export) and benchmark the export.
+# it (pisti-benchmark, a short deal set), export it (pisti-export) and benchmark the export; the
+# library checkers (Gymnasium's check_env, PettingZoo's api/render/seed tests) pass on this base
+# install, without the pictures extra, and the shipped policy plays with `training` blocked (issue 50).
 # CI runs it after the test suite; by hand: bash tests/wheel_smoke.sh [WORKDIR]
 #
 # TORCH_SPEC (default torch==2.13.0, as CI) is installed into the venv first, so that the wheel's
@@ -40,6 +42,21 @@ assert os.path.realpath(pisti_env.__file__).startswith(os.path.realpath('$work/v
 from pisti_env.agents import make_player
 print('make_player(pisti-2p):', make_player('pisti-2p'))
 "
+"$bin/python" -c "
+import sys
+sys.modules['training'] = None  # the environment package stands alone
+from pisti_env import Game, make_settings
+from pisti_env.agents import SeatView, make_player
+settings = make_settings(num_players=2, target=None)
+player = make_player('pisti-2p', seed=0, settings=settings)
+game = Game(settings, seed=0)
+while not game.done:
+    game.step(player.act(SeatView(game, game.turn)))
+assert 'torch' in sys.modules and not any(m == 'training' or m.startswith('training.') for m in sys.modules if sys.modules[m] is not None)
+print('pisti-2p played a hand with training blocked:', game.hand_scores())
+"
+"$bin/pip" install --quiet pytest
+"$bin/python" -m pytest -p no:cacheprovider -q "$repo/tests/env/test_library_checkers.py"
 "$bin/pisti-eval" pisti-2p greedy --deals 100 --matches 0 --no-plots --quiet --workers 1 --threads 1 --out eval
 "$bin/pisti-benchmark" pisti-2p --task pisti-2p --deals 200 --quiet --out bench
 "$bin/pisti-export" pisti-2p --format torchscript --out exports

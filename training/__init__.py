@@ -1,7 +1,8 @@
 """Training-side tools, in two subpackages:
 
-* :mod:`training.trainer` — the self-play PPO trainer (``pisti-train``): config, networks,
-  PPO, rollouts, the opponent pool, checkpoints and the checkpoint player; uses torch.
+* :mod:`training.trainer` — the self-play PPO trainer (``pisti-train``): config, the value
+  network, PPO, rollouts, the opponent pool, checkpoints written; uses torch (the policy
+  network, its loader and the checkpoint player are :mod:`pisti_env.policies`');
 * :mod:`training.harness` — the evaluation harness (``pisti-eval``, ``pisti-bluff-stats``):
   duplicate deals, statistics, reports and plots; imports torch only when a checkpoint plays.
 
@@ -13,7 +14,7 @@ from typing import Any
 
 
 def load_policy(*args: Any, **kwargs: Any):
-    """:func:`training.trainer.policy.load_policy`: a trained checkpoint as a player for any seat."""
-    from .trainer.policy import load_policy as _load_policy
+    """:func:`pisti_env.policies.loader.load_policy`: a trained checkpoint as a player for any seat."""
+    from pisti_env.policies.loader import load_policy as _load_policy
 
     return _load_policy(*args, **kwargs)

@@ -6,7 +6,9 @@ The shipped 2-player policy (``checkpoints/pisti-2p``) plays a single hand again
 own cards, the other hand as backs, R30–R31); the clip shows every move of the hand with all
 cards open, as a spectator watches it. Same seed, same pictures.
 
-Usage (needs the ``pictures`` extra and torch, which the policy runs on)::
+Both are rasterised from the SVG by CairoSVG (``svg_to_png``, ``renderer="cairo"``), so the still
+and the clip are the exact SVG picture. Usage (needs the ``pictures`` extra and torch, which the
+policy runs on)::
 
     python docs/scripts/make_pictures.py                 # writes docs/img/table.png and episode.gif
     python docs/scripts/make_pictures.py --out /tmp/img --seed 3 --size 480x360
@@ -58,7 +60,8 @@ def write_still(states: Sequence[Game], names: list[str], seat: int, path: str, 
 def write_clip(states: Sequence[Game], names: list[str], seat: int, path: str, size: tuple[int, int], ms: int) -> None:
     """Every state of the hand with all cards open (the policy's seat at the bottom), as an
     animated GIF (the last frame held)."""
-    frames = [Image.fromarray(open_frame(g, names, bottom=seat, width=size[0], height=size[1])) for g in states]
+    frames = [Image.fromarray(open_frame(g, names, bottom=seat, width=size[0], height=size[1], renderer="cairo"))
+              for g in states]
     durations = [ms] * (len(frames) - 1) + [ms * 4]
     buffer = io.BytesIO()
     frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=durations, loop=0,

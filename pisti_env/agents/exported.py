@@ -23,7 +23,7 @@ code").
 
 :class:`ExportedPolicy` plays it one decision at a time (``act``) or for a batch of the batched
 engine (``act_batch``), so the harness plays it on the batched engine like a checkpoint. Its
-``play`` modes are the checkpoint player's (:class:`training.trainer.policy.CheckpointPlayer`):
+``play`` modes are the checkpoint player's (:class:`pisti_env.policies.player.CheckpointPlayer`):
 ``argmax``, ``sample`` (Gumbel-max over the log-probabilities: the same draws as the checkpoint
 with the same generator) and ``sample_bluffs`` (R29's kind of action drawn by its total
 probability, then the most likely card of that kind: :func:`pisti_env.batched.draws.draw_bluffs`,

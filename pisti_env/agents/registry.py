@@ -10,10 +10,10 @@
   passed to the player's constructor (values are read as int, float or bool ``true``/``false``
   when they look like one, else kept as text); or
 * the path of a trained checkpoint directory (``checkpoints/pisti-2p`` in a checkout is the
-  shipped one), loaded by the trainer's
-  :func:`training.trainer.policy.load_policy` (imported only then: it needs torch),
+  shipped one), loaded by :func:`pisti_env.policies.loader.load_policy` (imported only then:
+  it needs torch; the trainer is never needed),
   optionally followed by ``:play=argmax``, ``:play=sample`` or ``:play=sample_bluffs`` (see
-  :class:`training.trainer.policy.CheckpointPlayer`) instead of what its metadata says
+  :class:`pisti_env.policies.player.CheckpointPlayer`) instead of what its metadata says
   (``sample_bluffs`` for a bluff-variant policy, whose claims and answers are mixed decisions;
   else ``argmax``); or
 * the path of a policy exported by ``pisti-export`` (a ``.pt`` TorchScript or ``.onnx`` file),
@@ -30,6 +30,7 @@ import os
 from typing import Any, Callable
 
 from ..arguments import check_int
+from ..policies import POLICY_DIR, SHIPPED_POLICIES, shipped_policy_path  # noqa: F401 - the registry's names too
 from ..rules import Settings
 from .base import Agent, BatchedPlayer, Player, StatePlayer, has_batched_form, needs_engine_state
 from .bluffer import BlufferAgent, challenger
@@ -50,9 +51,6 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "bluffer": BlufferAgent,  # R29: claims face down whenever allowed
     "challenger": challenger,  # bluffer's preset mirror: never claims, challenges every claim
 }
-# Trained checkpoints shipped inside the package (package data), playable by name.
-SHIPPED_POLICIES = ("pisti-2p", "pisti-4p", "pisti-bluff")
-POLICY_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "policies")
 # Files of a policy exported by pisti-export (pisti_env.agents.exported reads them).
 EXPORT_SUFFIXES = (".pt", ".onnx")
 # Constructor arguments the registry fills in itself, never taken from a spec.
@@ -62,14 +60,6 @@ _GIVEN = ("seed", "settings")
 def agent_names() -> list[str]:
     """The registered player names."""
     return list(AGENTS)
-
-
-def shipped_policy_path(name: str) -> str:
-    """The directory of the shipped policy ``name`` (one of :data:`SHIPPED_POLICIES`);
-    ``ValueError`` for another name, naming the allowed ones."""
-    if name not in SHIPPED_POLICIES:
-        raise ValueError(f"unknown shipped policy {name!r}; shipped policies are {list(SHIPPED_POLICIES)}")
-    return os.path.join(POLICY_DIR, name)
 
 
 def _value(text: str) -> Any:
@@ -129,7 +119,7 @@ def make_player(
         seed: seeds the player's randomness.
         settings: the game the player will play. Players with a batched form need it to read
             observations; a checkpoint trained for another game is refused
-            (:class:`~training.trainer.checkpoint.CheckpointError`).
+            (``CheckpointError``, of `pisti_env.policies.metadata`).
         device: where a checkpoint's network lives.
         **options: more constructor options of a registered player; they override the spec's.
 
@@ -149,7 +139,7 @@ def make_player(
         player = load_exported(path, settings=settings, device=device, play=play)
         player.reset(seed)
         return player
-    from training.trainer.policy import load_policy  # torch, only for a checkpoint
+    from ..policies.loader import load_policy  # torch, only for a checkpoint
 
     player = load_policy(path, settings=settings, device=device, play=play)  # checks play
     player.reset(seed)

@@ -1,7 +1,7 @@
 """Choosing actions from a policy's masked log-probabilities, one row per decision.
 
 The one definition of how a bluff-variant policy plays its mixed decisions (R29), shared by the
-trainer's checkpoint player (:func:`training.trainer.network.sample_bluffs`) and a policy
+checkpoint player (``pisti_env.policies.network.sample_bluffs``) and a policy
 exported by ``pisti-export`` (:class:`pisti_env.agents.exported.ExportedPolicy`), so that the
 two play the same actions with the same generator.
 """

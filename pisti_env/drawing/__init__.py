@@ -1,14 +1,21 @@
-"""Pictures of the table: one scene, drawn as SVG, rasterised on demand.
+"""Pictures of the table: one scene, one layout, drawn as SVG or as pixels.
 
 * :mod:`~pisti_env.drawing.scene`: what a picture shows, from one seat's view
   (:func:`seat_table`, only what the seat may know, R30–R31) or with every card open
   (:func:`open_table`, for spectators).
-* :mod:`~pisti_env.drawing.svg`: the drawing itself (:func:`table_svg`), cards included.
-* :mod:`~pisti_env.drawing.raster`: SVG to PNG bytes or an RGB array (:func:`svg_to_rgb`),
-  through CairoSVG, the optional ``pictures`` extra, imported only when a picture is rasterised.
+* :mod:`~pisti_env.drawing.layout`: where everything goes (:func:`table_layout`), once, as
+  plain shapes for the two backends below.
+* :mod:`~pisti_env.drawing.svg`: the shapes as an SVG document (:func:`table_svg`).
+* :mod:`~pisti_env.drawing.pixels`: the shapes as an RGB array drawn with Pillow
+  (:func:`table_rgb`), which the base install has (it comes with matplotlib); imported only
+  when a frame is drawn.
+* :mod:`~pisti_env.drawing.raster`: the SVG rasterised exactly, to PNG bytes
+  (:func:`svg_to_png`) or an RGB array (:func:`svg_to_rgb`), through CairoSVG, the optional
+  ``pictures`` extra, imported only when it is used.
 * :mod:`~pisti_env.drawing.replay_html`: a replay file as one self-contained HTML page.
 
-``render_mode="rgb_array"`` of ``pisti_v0`` and ``pisti/Pisti-v0`` is :func:`open_frame`.
+``render_mode="rgb_array"`` of ``pisti_v0`` and ``pisti/Pisti-v0`` is :func:`open_frame` with
+the Pillow renderer (issue 50): it works on the base install.
 """
 
 from __future__ import annotations
@@ -19,23 +26,50 @@ import numpy as np
 
 from ..agents.view import SeatView
 from ..game import Game
+from .layout import table_layout
+from .pixels import check_size, table_rgb
 from .raster import svg_to_png, svg_to_rgb
 from .scene import SeatRow, SideRow, Table, open_table, seat_table
 from .svg import HEIGHT, WIDTH, table_svg
 
+RENDERERS = ("pillow", "cairo")  # pixels drawn by Pillow (base install), or the SVG rasterised by CairoSVG
+
+
+def frame(table: Table, width: int = WIDTH, height: int = HEIGHT, renderer: str = "pillow") -> np.ndarray:
+    """``table``'s picture as an ``(height, width, 3)`` ``uint8`` RGB array.
+
+    Args:
+        table: the scene (:func:`seat_table` or :func:`open_table`).
+        width, height: the picture's size in pixels (1..4096 each).
+        renderer: ``"pillow"`` (default: drawn with Pillow, no extra needed) or ``"cairo"`` (the
+            SVG of :func:`table_svg` rasterised by CairoSVG, the ``pictures`` extra: the exact
+            SVG picture, e.g. to match a PNG from :func:`svg_to_png`).
+
+    Raises ``ValueError`` for an unknown ``renderer`` (naming the allowed ones) or a size out of
+    range, ``TypeError`` for a size that is not an int, ``ImportError`` with what to install when
+    ``renderer="cairo"`` and CairoSVG is missing.
+    """
+    if renderer not in RENDERERS:
+        raise ValueError(f"renderer must be one of {', '.join(map(repr, RENDERERS))}, got {renderer!r}")
+    if renderer == "pillow":
+        return table_rgb(table, width, height)
+    width, height = check_size(width, height)
+    return svg_to_rgb(table_svg(table, width, height))
+
 
 def seat_frame(view: SeatView, names: Sequence[str], last_move: str | None = None,
-               width: int = WIDTH, height: int = HEIGHT) -> np.ndarray:
-    """``view``'s seat's picture (only what it may know) as an ``(height, width, 3)`` uint8 array."""
-    return svg_to_rgb(table_svg(seat_table(view, names, last_move), width, height))
+               width: int = WIDTH, height: int = HEIGHT, renderer: str = "pillow") -> np.ndarray:
+    """``view``'s seat's picture (only what it may know) as an ``(height, width, 3)`` uint8 array
+    (``renderer``: see :func:`frame`)."""
+    return frame(seat_table(view, names, last_move), width, height, renderer)
 
 
 def open_frame(game: Game, names: Sequence[str], last_move: str | None = None, bottom: int = 0,
-               width: int = WIDTH, height: int = HEIGHT) -> np.ndarray:
+               width: int = WIDTH, height: int = HEIGHT, renderer: str = "pillow") -> np.ndarray:
     """The spectator's picture of ``game`` (every card open, seat ``bottom`` at the bottom) as an
-    ``(height, width, 3)`` uint8 array."""
-    return svg_to_rgb(table_svg(open_table(game, names, last_move, bottom), width, height))
+    ``(height, width, 3)`` uint8 array (``renderer``: see :func:`frame`)."""
+    return frame(open_table(game, names, last_move, bottom), width, height, renderer)
 
 
-__all__ = ["Table", "SeatRow", "SideRow", "seat_table", "open_table", "table_svg", "svg_to_png", "svg_to_rgb",
-           "seat_frame", "open_frame", "WIDTH", "HEIGHT"]
+__all__ = ["Table", "SeatRow", "SideRow", "seat_table", "open_table", "table_layout", "table_svg", "table_rgb",
+           "svg_to_png", "svg_to_rgb", "frame", "seat_frame", "open_frame", "RENDERERS", "WIDTH", "HEIGHT"]

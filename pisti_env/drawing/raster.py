@@ -1,4 +1,6 @@
-"""SVG pictures turned into pixels with CairoSVG (the optional ``pictures`` extra).
+"""The SVG picture rasterised exactly, with CairoSVG (the optional ``pictures`` extra): PNG files
+and ``renderer="cairo"`` frames. The ``rgb_array`` frames of the base install do not need it:
+Pillow draws them from the same layout (:mod:`~pisti_env.drawing.pixels`, issue 50).
 
 CairoSVG draws with the Cairo library (Debian's ``libcairo2``) and is imported only here, when
 a picture is first rasterised: ``import pisti_env`` never imports it. Pillow (installed with
@@ -19,7 +21,8 @@ def _cairosvg() -> Any:
     try:
         import cairosvg
     except (ImportError, OSError) as err:  # OSError: the package is there but libcairo is not
-        raise ImportError(f"drawing the table as pixels needs CairoSVG: {INSTALL_HINT} ({err})") from None
+        raise ImportError(f"rasterising the SVG needs CairoSVG: {INSTALL_HINT}; frames drawn with Pillow "
+                          f"(renderer='pillow', the default) do not ({err})") from None
     return cairosvg
 
 

@@ -244,8 +244,13 @@ class SelfPlayEnv(gymnasium.Env):
             raw = getattr(env, "unwrapped", None)
             if not (hasattr(raw, "agent_name_mapping") and hasattr(raw, "settings") and hasattr(env, "last")):
                 raise TypeError(f"env must be a pisti_v0 AEC env (pisti_env.env() or raw_env()), got {type(env).__name__}")
-        self.aec = env
         raw = env.unwrapped
+        if raw.observation_format != "dict":
+            raise ValueError(
+                f"SelfPlayEnv reads the Dict observation (its action_mask), not observation_format="
+                f"{raw.observation_format!r}; leave observation_format at its default 'dict'"
+            )
+        self.aec = env
         self.settings = raw.settings
         self.render_mode = raw.render_mode
         n = self.settings.num_players

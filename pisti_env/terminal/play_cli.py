@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TypeError, ValueError, ImportError) as err:
         return fail("pisti-play", err)
     names = ["you" if s == args.seat else f"{printable(_short(spec), 40)} ({s})" for s, spec in enumerate(specs)]
-    from training.harness.report import versions
+    from ..versions import versions
 
     meta = {"source": "pisti-play", "person_seat": args.seat, "names": names, "versions": versions()}
     console.print(f"Pişti: you are seat {args.seat}; seed {seed}; replay: {path}", highlight=False, markup=False)

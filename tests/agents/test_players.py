@@ -67,7 +67,7 @@ def test_a_checkpoint_acts_alike_on_a_view_an_observation_dict_and_a_batch():
 
 
 def test_the_registry_refuses_a_checkpoint_for_another_game_and_options_on_a_path():
-    from training.trainer.checkpoint import CheckpointError
+    from pisti_env.policies.metadata import CheckpointError
 
     with pytest.raises(CheckpointError, match="other game settings"):
         make_player(str(CHECKPOINT), settings=pisti_env.make_settings(num_players=2, bluff=True))

@@ -122,8 +122,8 @@ def test_a_network_evaluates_on_the_gpu_as_on_the_cpu():
 
 def test_training_on_the_gpu_evaluates_checkpoints_and_ships_a_policy_a_cpu_plays(tmp_path):
     from helpers import train_config
+    from pisti_env.policies.loader import load_policy
     from training.trainer.network import resolve_precision
-    from training.trainer.policy import load_policy
     from training.trainer.runner import run
 
     out = tmp_path / "run"

@@ -70,8 +70,8 @@ def test_wrapper_chooses_as_the_python_player_on_a_python_table_dealt_alike(kw, 
 def test_pool_plays_expert_from_the_engine_state_reproducibly():
     """Two collectors seeded alike play the same rollout against ``expert`` (4 players in
     partnerships, bluffs): its seed stream is the trainer's generator."""
+    from pisti_env.policies.spec import NetworkSpec
     from training.trainer.network import ActorCritic
-    from training.trainer.spec import NetworkSpec
     from training.trainer.rollout import LEARNER, SelfPlayCollector
 
     settings = make_settings(num_players=4, bluff=True)

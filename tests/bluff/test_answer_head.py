@@ -19,9 +19,9 @@ from pisti_env.cards import NUM_CARD_IDS, NUM_RANKS, RANK  # noqa: E402
 from pisti_env.observation import ObservationLayout  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402
-from training.bluff.heads import ClaimView  # noqa: E402
-from training.trainer.network import policy_network  # noqa: E402
-from training.trainer.policy import load_policy  # noqa: E402
+from pisti_env.policies.claim_heads import ClaimView  # noqa: E402
+from pisti_env.policies.loader import load_policy  # noqa: E402
+from pisti_env.policies.network import policy_network  # noqa: E402
 from training.trainer.runner import run  # noqa: E402
 from training.trainer.train import Trainer  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""R29's claim game solved (``solved_claims``, :mod:`training.bluff.claim_game`): the solution
+"""R29's claim game solved (``solved_claims``, :mod:`pisti_env.policies.claim_game`): the solution
 is an equilibrium of the claim game, its chance model is the uniform deal of what neither side
 sees, each seat reads its counts from its own observation, and a policy with solved claims
 plays them, is saved, trained, converted and exploited."""
@@ -24,9 +24,9 @@ from pisti_env.observation import ObservationLayout  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402
 from training.bluff.capture_value import main as capture_value_main  # noqa: E402
-from training.bluff.claim_game import SolvedClaims, hypergeometric, solve, thresholds  # noqa: E402
-from training.trainer.network import log_probs, policy_network  # noqa: E402
-from training.trainer.policy import load_policy  # noqa: E402
+from pisti_env.policies.claim_game import SolvedClaims, hypergeometric, solve, thresholds  # noqa: E402
+from pisti_env.policies.loader import load_policy  # noqa: E402
+from pisti_env.policies.network import log_probs, policy_network  # noqa: E402
 from training.bluff.solve_claims import main as solve_claims_main  # noqa: E402
 from training.trainer.train import Trainer  # noqa: E402
 

@@ -19,9 +19,9 @@ from pisti_env.actions import BELIEVE, FACE_DOWN  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from training.bluff.average import HeadAverage  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402
-from training.bluff.heads import AveragedHead  # noqa: E402
-from training.trainer.network import log_probs, policy_network  # noqa: E402
-from training.trainer.policy import load_policy  # noqa: E402
+from pisti_env.policies.claim_heads import AveragedHead  # noqa: E402
+from pisti_env.policies.loader import load_policy  # noqa: E402
+from pisti_env.policies.network import log_probs, policy_network  # noqa: E402
 from training.trainer.rollout import LEARNER  # noqa: E402
 from training.trainer.runner import run  # noqa: E402
 from training.trainer.train import Trainer  # noqa: E402

@@ -5,7 +5,7 @@ no-leak tests (R30–R31) follow ``test_no_leak.py``: stop a random game, deal t
 cannot know differently (permuted among their deck positions, other seats' face-down cards
 included, R29), replay the same moves, and require the seat's picture and its replay page to be
 byte for byte the same, while the all-open picture and a change the seat can see do show.
-Rasterising (CairoSVG, the ``pictures`` extra) is tested in ``test_render_rgb.py``.
+Pixels (Pillow's frames, CairoSVG's rasterising) are tested in ``test_render_rgb.py``.
 """
 
 from __future__ import annotations
@@ -213,9 +213,10 @@ def test_seat_table_checks_names():
 
 
 def test_importing_pisti_env_imports_no_drawing_library():
+    """Pillow (issue 50) and CairoSVG are imported when a frame is drawn, not before."""
     code = ("import sys, pisti_env; e = pisti_env.env(render_mode='rgb_array'); e.reset(seed=0); "
-            "print(sorted(m for m in ('cairosvg', 'cairocffi', 'pisti_env.drawing') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+            "print(sorted(m for m in ('cairosvg', 'cairocffi', 'PIL', 'pisti_env.drawing') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     assert out.strip() == "[]"
 
 

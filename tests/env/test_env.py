@@ -86,9 +86,8 @@ def test_R29_pettingzoo_seed_test(settings_case):
 
 @pytest.mark.parametrize("settings_case", PLAIN_API_CASES[::2] + BLUFF_API_CASES[:1])
 def test_R29_pettingzoo_render_test(settings_case):
-    """PettingZoo's ``render_test`` goes through every render mode, ``rgb_array`` included,
-    which needs the pictures extra (the text modes are tested below without it)."""
-    pytest.importorskip("cairosvg", reason="the pictures extra (CairoSVG) is not installed")
+    """PettingZoo's ``render_test`` goes through every render mode, ``rgb_array`` included
+    (drawn with Pillow on the base install, issue 50)."""
     render_test(partial(pisti_env.env, **settings_case.kwargs))
 
 

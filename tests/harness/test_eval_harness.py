@@ -130,8 +130,8 @@ def test_policy_interface_and_checkpoints(tmp_path):
         make_player(str(tmp_path / "missing.pt"))
 
 
-def test_checkpoint_paths_go_through_the_trainers_loader(tmp_path, monkeypatch):
-    import training.trainer.policy as policy
+def test_checkpoint_paths_go_through_the_policy_loader(tmp_path, monkeypatch):
+    import pisti_env.policies.loader as policy
 
     path = tmp_path / "ckpt"
     path.mkdir()

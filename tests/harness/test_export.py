@@ -21,7 +21,7 @@ from pisti_env import Game, make_settings  # noqa: E402
 from pisti_env.agents import SeatView, has_batched_form, make_player  # noqa: E402
 from pisti_env.agents.exported import CONTRACT_KEY, ExportError, read_contract  # noqa: E402
 from training.benchmark.export import export_policy  # noqa: E402
-from training.trainer.policy import load_policy  # noqa: E402
+from pisti_env.policies.loader import load_policy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = {

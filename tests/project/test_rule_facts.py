@@ -43,12 +43,11 @@ RULE_MODULI = {13, 52}  # rank and card id of a card
 ALLOWED: set[tuple[str, float, str]] = {
     ("training/trainer/checkpoint.py", 20, "1 << 20: the 1 MiB read size when hashing a file"),
     ("training/harness/stats.py", 10.0, "Elo's log base: 400 rating points per factor of 10 in odds"),
-    ("training/trainer/atomic.py", 20, "1 << 20: the 1 MiB read size when hashing a file"),
-    ("training/trainer/metadata.py", 20, "1 << 20: metadata.json's 1 MiB size limit"),
+    ("pisti_env/regular_files.py", 20, "1 << 20: the 1 MiB read size when hashing a file"),
+    ("pisti_env/policies/metadata.py", 20, "1 << 20: metadata.json's 1 MiB size limit"),
     ("pisti_env/replay.py", 20, "1 << 20: a replay line's 1 MiB length limit"),
-    ("pisti_env/drawing/svg.py", 10, "a font size in pixels"),
-    ("pisti_env/drawing/svg.py", 20, "a line height in pixels"),
-    ("pisti_env/drawing/svg.py", 52, "a side's block height in pixels at most"),
+    ("pisti_env/drawing/layout.py", 10, "a font size or an offset in pixels"),
+    ("pisti_env/drawing/layout.py", 52, "a side's block height in pixels at most"),
 }
 
 

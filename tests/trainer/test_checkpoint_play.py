@@ -19,8 +19,8 @@ from pisti_env.flags import check_player_specs  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN  # noqa: E402
 from training.trainer.checkpoint import CheckpointError  # noqa: E402
-from training.trainer.network import sample_bluffs  # noqa: E402
-from training.trainer.policy import load_policy  # noqa: E402
+from pisti_env.policies.loader import load_policy  # noqa: E402
+from pisti_env.policies.network import sample_bluffs  # noqa: E402
 from training.trainer.train import Trainer  # noqa: E402
 
 from helpers import tiny_config  # noqa: E402

@@ -17,12 +17,12 @@ torch = pytest.importorskip("torch")
 
 from safetensors.torch import load_file, save_file  # noqa: E402
 
-from training.trainer import policy as policy_module  # noqa: E402
+from pisti_env.policies import loader as policy_module  # noqa: E402
 from training.trainer.checkpoint import (  # noqa: E402
     MAX_HIDDEN_WIDTH, MAX_METADATA_BYTES, CheckpointError, read_metadata, verify_checkpoint,
 )
 from helpers import train_config  # noqa: E402
-from training.trainer.policy import load_policy  # noqa: E402
+from pisti_env.policies.loader import load_policy  # noqa: E402
 from training.trainer.train import Trainer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

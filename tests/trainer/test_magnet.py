@@ -15,8 +15,9 @@ from pisti_env.rules import Settings  # noqa: E402
 from training.trainer.checkpoint import latest_run_checkpoint  # noqa: E402
 from training.trainer.cli import main  # noqa: E402
 from training.trainer.config import TrainConfig  # noqa: E402
-from training.trainer.network import entropy, log_probs  # noqa: E402
-from training.trainer.policy import load_policy  # noqa: E402
+from pisti_env.policies.loader import load_policy  # noqa: E402
+from pisti_env.policies.network import log_probs  # noqa: E402
+from training.trainer.network import entropy  # noqa: E402
 from training.trainer.ppo import magnet_kl  # noqa: E402
 from training.trainer.logs import metric_names  # noqa: E402
 from training.trainer.train import Trainer  # noqa: E402

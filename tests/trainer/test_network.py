@@ -10,8 +10,9 @@ from pisti_env.batched import BatchedPisti
 from pisti_env.observation import ObservationLayout
 from pisti_env.rules import make_settings
 from pisti_env.rules import Settings
-from training.trainer.network import PolicyNetwork, ValueNetwork, policy_network
-from training.trainer.spec import NetworkSpec
+from pisti_env.policies.network import PolicyNetwork, policy_network
+from pisti_env.policies.spec import NetworkSpec
+from training.trainer.network import ValueNetwork
 
 
 @pytest.mark.parametrize("bluff", [False, True])

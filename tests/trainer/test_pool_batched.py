@@ -17,7 +17,7 @@ import torch
 
 from pisti_env.batched import BatchedPisti
 from pisti_env.rules import make_settings
-from training.trainer.network import PolicyNetwork, policy_network, sample
+from pisti_env.policies.network import PolicyNetwork, policy_network, sample
 from training.trainer.pool import OpponentPool, SnapshotStack
 from training.trainer.rollout import LEARNER
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from pisti_env.rules import Settings
-from training.trainer.network import entropy, log_probs, masked_logits, policy_network, sample
+from pisti_env.policies.network import log_probs, masked_logits, policy_network, sample
+from training.trainer.network import entropy
 from training.trainer.ppo import assign_seat_rewards, gae, ppo_losses
 
 

@@ -22,7 +22,7 @@ from training.trainer.checkpoint import (  # noqa: E402
 from training.trainer.cli import build_parser, main  # noqa: E402
 from helpers import train_config  # noqa: E402
 from training.trainer.config import RESUMABLE, TrainConfig, flag  # noqa: E402
-from training.trainer.policy import load_policy  # noqa: E402
+from pisti_env.policies.loader import load_policy  # noqa: E402
 from training.trainer.runner import run  # noqa: E402
 from training.trainer.train import Trainer  # noqa: E402
 

@@ -21,7 +21,7 @@ from safetensors.torch import load_file, save_file  # noqa: E402
 from helpers import TINY_BATCH, tiny_train_flags  # noqa: E402
 from training.trainer.checkpoint import HISTORY, LATEST, CheckpointError  # noqa: E402
 from training.trainer.cli import main  # noqa: E402
-from training.trainer.policy import load_policy  # noqa: E402
+from pisti_env.policies.loader import load_policy  # noqa: E402
 
 BATCH = TINY_BATCH
 UPDATES = 2

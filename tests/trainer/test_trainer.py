@@ -20,7 +20,7 @@ from pisti_env.agents.greedy_batched import BatchedGreedy
 from training.trainer.checkpoint import CheckpointError
 from helpers import tiny_config, train_config
 from training.trainer.config import TrainConfig
-from training.trainer.policy import load_policy
+from pisti_env.policies.loader import load_policy
 from training.trainer.ppo import assign_seat_rewards
 from training.trainer.train import Trainer
 
@@ -144,7 +144,7 @@ def test_a_rollout_holds_what_each_decision_was_made_on(tmp_path, settings):
     """Every learner decision of a rollout, replayed from the stored observation and mask,
     gives back the stored log-probability and value: across rollouts too (the first slot of a
     rollout is the last of the one before, and the update must still see the old one)."""
-    from training.trainer.network import log_probs
+    from pisti_env.policies.network import log_probs
 
     trainer = Trainer(tiny_config(tmp_path, precision="fp32", **settings))
     for _ in range(3):
@@ -327,7 +327,7 @@ def test_shipped_checkpoints_load_and_play_legal_cards():
     assert shipped, "no shipped checkpoint found"
     for path in shipped:
         policy = load_policy(path)
-        from training.trainer.policy import GAME_DEFINING
+        from pisti_env.policies.metadata import GAME_DEFINING
 
         settings = {k: v for k, v in policy.settings.items() if k in GAME_DEFINING}
         env = pisti_env.env(target=None, **settings)

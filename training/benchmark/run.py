@@ -28,11 +28,11 @@ from typing import Any, Callable, Sequence
 
 from pisti_env import Settings
 from pisti_env.agents import Player, make_player
+from pisti_env.versions import versions
 
 from training.harness.batched_play import why_not_batched
 from training.harness.duplicate import PlayerError, Table, make_seatings
 from training.harness.evaluate import evaluate
-from training.harness.report import versions
 
 from .agents import CODE_KINDS, TRUST_FLAG, AgentError, load_agent
 from .rating import anchored_rating, panel_mean

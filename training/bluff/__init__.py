@@ -1,12 +1,14 @@
 """The bluff variant's research (R29), an optional extension of the PPO trainer.
 
 Nothing in the core trainer needs this package unless a run or a checkpoint asks for R29's
-research options (:class:`~training.trainer.spec.NetworkSpec`: an answer head, a claim head,
+research options (:class:`~pisti_env.policies.spec.NetworkSpec`: an answer head, a claim head,
 their fictitious-play average, solved claims). It plugs in through the trainer's extension
 points (:mod:`training.trainer.extension`, documented in ``docs/training-extensions.md``):
 
-* :mod:`.heads`: the answer and claim heads, their views, the averaged heads (network heads);
-* :mod:`.claim_game`: the claim game solved (``solved_claims``);
+* the network heads (the answer and claim heads, their views, the averaged heads) and the
+  claim game solved (``solved_claims``) are part of the policy network, so that such a policy
+  plays without the trainer: :mod:`pisti_env.policies.claim_heads` and
+  :mod:`pisti_env.policies.claim_game` (:mod:`.heads` and :mod:`.claim_game` re-export them);
 * :mod:`.average`: fictitious play for the two heads (``average_heads_every``);
 * :mod:`.extension`: the trainer hooks (warm starts, a frozen answer head, the answers' entropy
   weight, the averaged seats, the average's state);

@@ -31,9 +31,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from training.trainer.network import PolicyNetwork
-
-from .heads import AveragedHead, without_claim_heads
+from pisti_env.policies.claim_heads import AveragedHead, without_claim_heads
+from pisti_env.policies.network import PolicyNetwork
 
 
 class HeadAverage:
@@ -102,7 +101,7 @@ class HeadAverage:
 
     def heads(self) -> tuple[AveragedHead, AveragedHead]:
         """The average as an (answer head, claim head) pair for
-        :meth:`~training.trainer.network.PolicyNetwork.forward`'s ``heads``."""
+        :meth:`~pisti_env.policies.network.PolicyNetwork.forward`'s ``heads``."""
         if self._heads is None:
             n, views = self._template, self._template.extension
             answer = AveragedHead(views.claim_view.size, n.spec.answer_hidden_sizes, 2, len(self.members))

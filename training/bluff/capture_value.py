@@ -49,7 +49,7 @@ def capture_value(policy: str, states: int = 150, rollouts: int = 6, seed: int =
     from pisti_env.cards import NUM_CARD_IDS, RANK
     from pisti_env.locations import PLAYED_BY
     from pisti_env.scoring import bluff_stake
-    from training.trainer.policy import load_policy
+    from pisti_env.policies.loader import load_policy
 
     player = load_policy(policy)
     settings = make_settings(**{**player.metadata["settings"], "target": None})

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, Mapping
 import torch
 
 from pisti_env.actions import BELIEVE, FACE_DOWN
+from pisti_env.policies.claim_heads import without_claim_heads
+from pisti_env.policies.metadata import MAX_COUNT, CheckpointError, _fail, _integer, _mapping, _sequence
+from pisti_env.policies.network import PolicyNetwork
+from pisti_env.policies.spec import MAX_AVERAGE_HEADS, NetworkSpec
 
 from training.trainer.extension import SeatController, TrainerExtension
-from training.trainer.metadata import MAX_COUNT, CheckpointError, _fail, _integer, _mapping, _sequence
-from training.trainer.network import PolicyNetwork
-from training.trainer.spec import MAX_AVERAGE_HEADS, NetworkSpec
 
 from .average import HeadAverage
-from .heads import without_claim_heads
 
 if TYPE_CHECKING:  # pragma: no cover
     from training.trainer.config import TrainConfig

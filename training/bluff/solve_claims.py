@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Sequence
 
 from pisti_env.flags import ArgumentParser, bounded, checkpoint_dir, fail, writable_dir
+from pisti_env.policies.claim_heads import without_claim_heads
+from pisti_env.policies.metadata import CheckpointError
+from pisti_env.policies.network import PolicyNetwork
+from pisti_env.policies.spec import MAX_CAPTURE_VALUE, OPTIONAL, NetworkSpec, SpecError
+from pisti_env.policies.weights import load_policy_weights
 
-from training.trainer.metadata import CheckpointError
-from training.trainer.network import PolicyNetwork
-from training.trainer.spec import MAX_CAPTURE_VALUE, OPTIONAL, NetworkSpec, SpecError
-from training.trainer.weights import load_policy_weights, save_checkpoint
+from training.trainer.weights import save_checkpoint
 
-from .heads import without_claim_heads
 
 # What the new checkpoint does not take from SOURCE's metadata: the network fields (OUT's spec
 # replaces them), the format fields and hashes save_checkpoint writes anew, and the name (OUT's own).
@@ -42,8 +43,8 @@ def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike, captu
                         last_deal_capture_value: float | None = None) -> Path:
     """Write OUT (``out``, which must not exist) as ``source``'s policy with solved claims of
     ``capture_value``, and ``last_deal_capture_value`` on the hand's last deal (None: the same)
-    (points, :class:`~training.bluff.claim_game.SolvedClaims`); returns its path. ``ValueError`` for a policy outside the bluff variant, a bad capture value or an
-    existing ``out``; :class:`~training.trainer.metadata.CheckpointError` for a bad ``source``."""
+    (points, :class:`~pisti_env.policies.claim_game.SolvedClaims`); returns its path. ``ValueError`` for a policy outside the bluff variant, a bad capture value or an
+    existing ``out``; :class:`~pisti_env.policies.metadata.CheckpointError` for a bad ``source``."""
     out = Path(out)
     if out.exists():
         raise ValueError(f"{out} already exists (never overwritten): give a new --out")

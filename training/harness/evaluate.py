@@ -52,10 +52,12 @@ from pisti_env.flags import (
     writable_dir,
 )
 from pisti_env.replay import write_records
+from pisti_env.versions import versions
+
 from .analysis import ladder_ratings, summarize_table, win_matrices
 from .batched_play import ENGINES, play_batched, why_not_batched, worth_batching
 from .duplicate import DEAL, MATCH, SEATING_MODES, Table, default_workers, make_seatings, pop_replays, run_games
-from .report import format_report, versions, write_json
+from .report import format_report, write_json
 from .margins import BASELINES, baseline_margins  # noqa: E402,F401  (the recipes' figure, importable from here)
 
 RATING_METHOD_2 = "Bradley–Terry on hand outcomes (draw = half a win), Elo scale"

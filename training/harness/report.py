@@ -4,44 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import platform
-import sys
 from typing import Any
 
 import numpy as np
 
-
-def versions() -> dict[str, str]:
-    """Versions of what produced a report (so a figure can be traced to its code)."""
-    import pisti_env
-
-    out = {
-        "pisti": pisti_env.__version__,
-        "obs_version": str(pisti_env.OBS_VERSION),
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-    }
-    commit = _git_commit()
-    if commit:
-        out["git_commit"] = commit
-    return out
-
-
-def _git_commit() -> str | None:
-    """The repository's HEAD commit, read from ``.git`` without running git (``None`` if absent)."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    head = os.path.join(here, ".git", "HEAD")
-    try:
-        with open(head) as f:
-            ref = f.read().strip()
-        if ref.startswith("ref: "):
-            with open(os.path.join(here, ".git", ref[5:])) as f:
-                return f.read().strip()
-        return ref
-    except OSError:
-        return None
+# What produced a report: the one function, shared with pisti-play's replays (re-exported here).
+from pisti_env.versions import versions  # noqa: F401
 
 
 def _ci(stat: dict[str, float], fmt: str = "{:+.2f}") -> str:

@@ -115,7 +115,7 @@ def read_results(path: str | os.PathLike) -> dict[str, Any]:
     """A results file, read as a regular file of bounded size (never through a link or from a
     FIFO) and checked ([check_results][training.learning.results.check_results]); every failure is
     a [ResultsError][training.learning.results.ResultsError] naming the file."""
-    from training.trainer.paths import read_regular
+    from pisti_env.regular_files import read_regular
 
     where = os.fspath(path)
     raw = read_regular(path, MAX_RESULTS_BYTES, refuse=ResultsError)  # its messages name the file

@@ -10,7 +10,6 @@ clears. Nothing here knows what a checkpoint holds.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -21,14 +20,8 @@ from pathlib import Path
 # pisti_env.atomic, shared by every writer of the project; the directories of a checkpoint are
 # built on it here.
 from pisti_env.atomic import STRAY, file_mode, fsync_dir, temporary_prefix, umask, write_atomic  # noqa: E402,F401
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+# A file's SHA-256 (what a checkpoint's metadata records of its tensor files): the policy loader's.
+from pisti_env.regular_files import sha256  # noqa: F401
 
 
 def remove_strays(parent: str | os.PathLike, name: str | None = None) -> list[Path]:

@@ -5,26 +5,30 @@ The format's public names, gathered from the modules that each do one job:
 * :mod:`.atomic`: files and directories written whole or not at all;
 * :mod:`.run_layout`: a run directory's checkpoints (``OUT/checkpoints/update-N``, the
   ``OUT/checkpoint`` link) and its other files;
-* :mod:`.metadata`: ``metadata.json``'s schema (read as untrusted input) and play modes;
-* :mod:`.spec`: the network fields of the metadata (:class:`NetworkSpec`);
-* :mod:`.weights`: the tensor files, written with their hashes, read after checking them.
+* :mod:`pisti_env.policies.metadata`: ``metadata.json``'s schema (read as untrusted input) and
+  play modes; :mod:`.metadata`: what a resume checks beyond it (the ``trainer`` field);
+* :mod:`pisti_env.policies.spec`: the network fields of the metadata (:class:`NetworkSpec`);
+* :mod:`pisti_env.policies.weights`: the tensor files, read after checking them;
+  :mod:`.weights`: written with their hashes.
 
-Every failure to read is a :class:`CheckpointError` (a ``ValueError``) naming the file and the
-field.
+The readers live in :mod:`pisti_env.policies`, so that a policy loads without the trainer. Every
+failure to read is a :class:`CheckpointError` (a ``ValueError``) naming the file and the field.
 """
 
+from pisti_env.policies.metadata import (
+    FORMAT, FORMAT_VERSION, GAME_DEFINING, LOG_FILE, MATCH_CONTEXT, MAX_METADATA_BYTES, METADATA_FILE, MODEL_FILE,
+    PLAY_MODES, TRAINER_FILE, CheckpointError, check_hidden_sizes, check_play, play_mode, read_metadata,
+    validate_metadata,
+)
+from pisti_env.policies.spec import MAX_HIDDEN_LAYERS, MAX_HIDDEN_WIDTH, NetworkSpec
+from pisti_env.policies.weights import (
+    check_settings, checked_file, load_policy_weights, load_tensors, network_shapes, tensor_shapes,
+)
+
 from .atomic import remove_strays, write_atomic
-from .metadata import (
-    FORMAT, FORMAT_VERSION, GAME_DEFINING, MATCH_CONTEXT, MAX_METADATA_BYTES, METADATA_FILE, MODEL_FILE, PLAY_MODES,
-    TRAINER_FILE, CheckpointError, check_hidden_sizes, check_play, play_mode, read_metadata, validate_metadata,
-    validate_trainer_metadata,
-)
-from .run_layout import HISTORY, LATEST, LOG_FILE, RUN_FILES, latest_run_checkpoint, publish_run_checkpoint, run_checkpoints
-from .spec import MAX_HIDDEN_LAYERS, MAX_HIDDEN_WIDTH, NetworkSpec
-from .weights import (
-    check_settings, checked_file, load_policy_weights, load_tensors, network_shapes, save_checkpoint, tensor_shapes,
-    verify_checkpoint,
-)
+from .metadata import validate_trainer_metadata
+from .run_layout import HISTORY, LATEST, RUN_FILES, latest_run_checkpoint, publish_run_checkpoint, run_checkpoints
+from .weights import save_checkpoint, verify_checkpoint
 
 __all__ = [
     "FORMAT", "FORMAT_VERSION", "GAME_DEFINING", "MATCH_CONTEXT", "MAX_METADATA_BYTES", "METADATA_FILE", "MODEL_FILE",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from .spec import MAX_AVERAGE_HEADS, MAX_CAPTURE_VALUE, SpecError, check_hidden_sizes
+from pisti_env.policies.spec import MAX_AVERAGE_HEADS, MAX_CAPTURE_VALUE, SpecError, check_hidden_sizes
 
 
 def _kind(name: str, value: Any, kinds: tuple[type, ...], allowed: str) -> None:

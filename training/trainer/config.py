@@ -8,10 +8,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from pisti_env.policies.spec import NetworkSpec, SpecError
 from pisti_env.rules import Settings
 
 from .checks import FIELD_CHECKS
-from .spec import NetworkSpec, SpecError
 
 
 @dataclass

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from .metadata import play_mode
-from .policy import CheckpointPlayer
+from pisti_env.policies.metadata import play_mode
+from pisti_env.policies.player import CheckpointPlayer
+
 from .train import Trainer
 
 

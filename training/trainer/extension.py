@@ -36,7 +36,7 @@ import torch
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import TrainConfig
-    from .network import PolicyNetwork
+    from pisti_env.policies.network import PolicyNetwork
     from .train import Trainer
 
 

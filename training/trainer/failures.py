@@ -17,6 +17,10 @@ import errno as errnos
 import os
 from typing import TYPE_CHECKING
 
+# The finiteness check of weights, shared with the policy loader (which refuses a diverged run's
+# weights) and re-exported here.
+from pisti_env.policies.weights import non_finite
+
 if TYPE_CHECKING:  # pragma: no cover
     from .train import Trainer
 
@@ -58,21 +62,6 @@ def write_failed(error: OSError, out: str | os.PathLike) -> WriteFailed:
     advice = "free some space, then continue with --resume" if error.errno in (errnos.ENOSPC, errnos.EDQUOT) \
         else "fix that, then continue with --resume"
     return WriteFailed(f"could not write {what}: {reason}; {last_checkpoint(out)}: {advice}")
-
-
-def non_finite(tensors: "dict[str, object]") -> str | None:
-    """The name of the first floating-point tensor of ``tensors`` holding NaN or infinity
-    (``None`` when all are finite)."""
-    import torch
-
-    floats = {name: v for name, v in tensors.items() if isinstance(v, torch.Tensor) and v.is_floating_point()}
-    by_device: dict[torch.device, list[torch.Tensor]] = {}
-    for value in floats.values():
-        by_device.setdefault(value.device, []).append(torch.isfinite(value).all())
-    # One host-device sync per device on the common path (all finite), not one per tensor.
-    if all(bool(torch.stack(flags).all()) for flags in by_device.values()):
-        return None
-    return next(name for name, value in floats.items() if not bool(torch.isfinite(value).all()))
 
 
 def stop_if_diverged(trainer: "Trainer", out: str | os.PathLike) -> None:

@@ -11,8 +11,9 @@ import os
 from pathlib import Path
 from typing import Mapping
 
+from pisti_env.policies.metadata import LOG_FILE, CheckpointError
+
 from .config import TrainConfig
-from .run_layout import LOG_FILE
 
 
 class RunLogs:
@@ -89,8 +90,6 @@ def check_log_sizes(out: str | os.PathLike, sizes: Mapping[str, int], update: in
     the last one that update's. Reads only. Raises ``CheckpointError`` naming the field, so a
     record that does not match the files refuses the resume before any row is lost. (A log
     file that is missing has nothing to cut.)"""
-    from .metadata import CheckpointError
-
     out = Path(out)
     for name, size in sizes.items():
         path = out / name

@@ -1,86 +1,9 @@
 """Files inside a checkpoint or a run directory, read as untrusted: regular files at their own
-names, never followed through a symbolic link.
-
-A link inside a checkpoint or a run could lead out of it (``metadata.json`` pointing at
-``/proc/self/environ``, ``metrics.csv`` at a file elsewhere that would get rows appended) or
-loop; a FIFO would block a reader and a device never end. So a file the trainer reads or
-appends to must be a regular file found at that name (:func:`regular_file`,
-:func:`read_regular`); a directory it keeps must be a directory, not a link to one. The
-directory the user names (``--out``, a checkpoint path) may itself be a link: the user chose it.
+names, never followed through a symbolic link. The functions live in
+:mod:`pisti_env.regular_files` (the policy loader reads checkpoints through them); this module
+re-exports them for code that imports them from here.
 """
 
-from __future__ import annotations
+from pisti_env.regular_files import Refusal, describe, entry_kind, read_regular, regular_file
 
-import os
-import stat
-from pathlib import Path
-from typing import Callable
-
-from pisti_env.flags import file_kind
-
-Refusal = Callable[[str], Exception]
-
-
-def entry_kind(path: str | os.PathLike) -> str | None:
-    """What is at ``path`` without following a link: ``"file"``, ``"directory"``, ``"link"``,
-    or the kind of anything else (``"a FIFO"``...); ``None`` when nothing is there."""
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return None
-    except OSError as error:  # e.g. a component that is not a directory
-        return f"unreadable ({error.strerror})"
-    if stat.S_ISLNK(mode):
-        return "link"
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    return file_kind(mode)
-
-
-def describe(kind: str | None) -> str:
-    return {"link": "a symbolic link", "file": "a regular file", "directory": "a directory", None: "missing"}.get(kind, kind)
-
-
-def regular_file(path: str | os.PathLike, refuse: Refusal = ValueError) -> Path:
-    """``path`` if it is a regular file (not a link to one); else ``refuse(message)`` is raised."""
-    kind = entry_kind(path)
-    if kind != "file":
-        raise refuse(f"{path} is {describe(kind)}, not a regular file" + (
-            " (links inside a checkpoint or a run are not followed)" if kind == "link" else ""))
-    return Path(path)
-
-
-def read_regular(path: str | os.PathLike, limit: int, refuse: Refusal = ValueError) -> bytes:
-    """The bytes of the regular file ``path`` (at most ``limit``: a larger file is refused
-    before it is read), opened without following a link and without blocking on a FIFO."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise refuse(f"{path} is missing") from None
-    except OSError as error:  # ELOOP: a link (O_NOFOLLOW); EACCES...
-        kind = entry_kind(path)
-        problem = f"is {describe(kind)}, not a regular file" if kind != "file" else f"cannot be read ({error.strerror})"
-        raise refuse(f"{path} {problem}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise refuse(f"{path} is {file_kind(info.st_mode)}, not a regular file")
-        if info.st_size > limit:
-            raise refuse(f"{path} is corrupt: {info.st_size} bytes, more than the {limit} it may have")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as error:
-        raise refuse(f"{path} cannot be read ({error.strerror})") from None
-    finally:
-        os.close(fd)
-    if size > limit:  # grew while read, or a file whose size stat does not tell (procfs)
-        raise refuse(f"{path} is corrupt: more than the {limit} bytes it may have")
-    return b"".join(chunks)
+__all__ = ["Refusal", "describe", "entry_kind", "read_regular", "regular_file"]

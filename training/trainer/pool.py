@@ -28,10 +28,10 @@ import torch
 from pisti_env.agents import BatchedPlayer, as_batched_player
 from pisti_env.agents.base import StatePlayer, needs_engine_state
 from pisti_env.batched import BatchState
+from pisti_env.policies.network import PolicyNetwork, sample
+from pisti_env.policies.player import CheckpointPlayer
 from pisti_env.rules import Settings
 
-from .network import PolicyNetwork, sample
-from .policy import CheckpointPlayer
 
 
 @dataclass

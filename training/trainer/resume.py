@@ -31,17 +31,18 @@ import torch
 
 from pisti_env.batched import BatchedPisti
 from pisti_env.flags import torch_device
+from pisti_env.policies.metadata import (
+    METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, read_json, read_metadata,
+)
+from pisti_env.policies.weights import checked_file, load_tensors, network_shapes, tensor_shapes
 from pisti_env.rules import Settings, make_settings
 
 from .config import RESUMABLE, TrainConfig, flag
 from .distributed import LOCAL, Shard
 from .extension import extensions_for
-from .metadata import (
-    METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, read_json, read_metadata, validate_trainer_metadata,
-)
+from .metadata import validate_trainer_metadata
 from .network import ActorCritic, resolve_precision
 from .state import check_state_values, restore_state, state_layout
-from .weights import checked_file, load_tensors, network_shapes, tensor_shapes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .train import Trainer

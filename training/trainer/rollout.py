@@ -24,9 +24,10 @@ from dataclasses import dataclass
 import torch
 
 from pisti_env.batched import BatchedPisti
+from pisti_env.policies.network import log_probs, sample
 
 from .extension import SeatController
-from .network import ActorCritic, autocast, log_probs, sample
+from .network import ActorCritic, autocast
 from .pool import OpponentPool
 
 LEARNER = -1  # controller code of the learner (pool entries are 0, 1, ...)

@@ -25,14 +25,15 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
+# A run's log files whose sizes a checkpoint records: the schema's (the loader checks them), re-exported.
+from pisti_env.policies.metadata import LOG_FILE  # noqa: F401
+from pisti_env.regular_files import describe, entry_kind, read_regular
+
 from .atomic import fsync_dir, remove_directory, remove_strays
-from .paths import describe, entry_kind
 
 LATEST = "checkpoint"  # OUT/checkpoint: a symbolic link to the newest complete checkpoint
 HISTORY = "checkpoints"  # OUT/checkpoints/update-NNNNNNNNN/
 RUN_FILES = (LATEST, HISTORY, "metrics.csv", "tensorboard", "policy", "config.json", "evaluation.json")
-# A run's log files whose sizes a checkpoint records (OUT-relative, nothing else).
-LOG_FILE = re.compile(r"metrics\.csv|tensorboard/events\.out\.tfevents\.[A-Za-z0-9._-]{1,200}")
 _RUN_NAME = re.compile(r"^update-(\d{9,})$")
 
 
@@ -109,7 +110,7 @@ def find_run_checkpoint(
     hashes and trainer state). Reads only: nothing in ``out`` changes (:func:`tidy_run` then
     clears what killed saves left)."""
     if verify is None:
-        from .weights import verify_checkpoint  # (weights -> metadata -> this module)
+        from .weights import verify_checkpoint  # torch and safetensors, only for this default
 
         def verify(path: Path) -> Any:
             return verify_checkpoint(path, trainer_state=True)
@@ -202,8 +203,6 @@ _OWN_PROBE_BYTES = 1_048_576  # bytes of a small JSON file read to see who wrote
 
 def probe_json(path: Path) -> object:
     """The JSON a small regular file at ``path`` holds (links not followed), or ``None``."""
-    from .paths import read_regular
-
     try:
         return json.loads(read_regular(path, _OWN_PROBE_BYTES))
     except (ValueError, OSError):

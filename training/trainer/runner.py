@@ -16,13 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
+from pisti_env.policies.metadata import CheckpointError, read_metadata
+
 from .atomic import write_atomic
 from .clock import Budget, RunClock
 from .config import TrainConfig
 from .distributed import LOCAL, Shard
 from .evaluation import evaluate_against_baselines
 from .logs import RunLogs, check_log_sizes, trim_logs
-from .metadata import CheckpointError, read_metadata
 from .pause import Pause, Paused
 from .failures import stop_if_diverged, write_failed
 from .lock import RunLock

@@ -24,12 +24,13 @@ import numpy as np
 import torch
 
 from pisti_env.batched import BatchedPisti
+from pisti_env.policies.metadata import check_play, play_mode
+from pisti_env.policies.network import PolicyNetwork, log_probs
 
 from .config import TrainConfig
 from .distributed import LOCAL, Shard
 from .extension import extensions_for
-from .metadata import check_play, play_mode
-from .network import ActorCritic, PolicyNetwork, autocast, entropy, log_probs, resolve_precision
+from .network import ActorCritic, autocast, entropy, resolve_precision
 from .pool import OpponentPool
 from .ppo import assign_seat_rewards, gae, magnet_kl, ppo_losses
 from .rollout import SelfPlayCollector

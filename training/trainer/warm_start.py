@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .metadata import MODEL_FILE, CheckpointError
-from .weights import load_policy_weights, load_tensors, tensor_shapes
+from pisti_env.policies.metadata import MODEL_FILE, CheckpointError
+from pisti_env.policies.weights import load_policy_weights, load_tensors, tensor_shapes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .train import Trainer
