@@ -7,7 +7,7 @@
 #   SHORT=0 bash benchmarks/reference_reports.sh         # without pisti-2p's short deal set
 #
 # The figures are the same on any machine with the same package versions; the wall times in the
-# reports are this machine's. pimc and ismcts search at every decision on the Python engine, and a
+# reports are this machine's. pimc, ismcts and search think at every decision on the Python engine, and a
 # whole deal set would take them a day or more on a 2-core CPU: they play pisti-2p's short deal set,
 # next to the other reference agents on the same set (docs/benchmark.md, "Search players and the
 # short deal set"), in benchmarks/reports/pisti-2p/short/.
@@ -24,7 +24,7 @@ for task in ${tasks[@]}; do
     cp "$out/benchmark.json" "benchmarks/reports/$task/$agent.json"
   done
   if [ "$task" = pisti-2p ] && [ "${SHORT:-1}" != 0 ]; then
-    for agent in random greedy expert pisti-2p pimc ismcts; do
+    for agent in random greedy expert pisti-2p pimc ismcts search; do
       out="runs/reference/$task/short/$agent"
       python -m training.benchmark.cli "$agent" --task "$task" --deal-set short --workers "$(nproc)" \
         --threads 1 --quiet --out "$out"

@@ -25,8 +25,8 @@ knowledge give the same choice, whatever the hidden cards really are.
 
 It reads only its `SeatView` (R30-R31): the observation, the legal actions and the
 view's own determinizations. torch and the policy are imported on first use (``import
-pisti_env`` stays torch-free); a checkpoint policy is loaded through the registry, which imports
-``training.trainer.policy`` lazily, as for any checkpoint spec.
+pisti_env`` stays torch-free); a checkpoint policy is loaded through the registry
+(``pisti_env.policies.loader``), as for any checkpoint spec.
 
 Games: 2, 3 and 4 players, partnerships, matches (each decision values the hand in
 progress), one deck (the batched engine's). The bluff variant (R29) is refused: the rollouts'
@@ -54,9 +54,9 @@ if TYPE_CHECKING:
 
 # The default setting: the worlds a decision samples, and the evidence a card needs to replace
 # the policy's (docs/players.md, "search"; measured in docs/performance.md).
-DEFAULT_WORLDS = 32
+DEFAULT_WORLDS = 128
 DEFAULT_Z = 2.0
-DEFAULT_MARGIN = 0.5
+DEFAULT_MARGIN = 0.0
 # The game fields that a policy must have been trained for (the match context may differ).
 _MATCH_CONTEXT = ("target", "win_margin")
 # Rollout policies by (spec, settings, device), loaded once a process: the rollouts draw from
@@ -90,6 +90,44 @@ def decide(values: np.ndarray, base: int, z: float = DEFAULT_Z, margin: float = 
         return base
     best = np.where(passes, mean, -np.inf)
     return int(np.flatnonzero(best == best.max())[0])
+
+
+def rollout_totals(
+    engine: Any, buffer: "torch.Tensor", policy: Any, state: Any, actions: "torch.Tensor", generator: "torch.Generator"
+) -> "torch.Tensor":
+    """(rows, sides) each row's hand totals (R22) once every row of ``state`` plays ``actions``
+    and then ``policy`` (``act_batch``) plays every seat to the hand's end, each seat reading
+    its own observation: the rollouts of `SearchAgent` and of the search-target generator
+    (`training.distill`). Rows without claims (R29) move in lockstep, so all end together.
+
+    Args:
+        engine: a `pisti_env.batched.BatchedPisti` of ``state``'s batch size; ``buffer``
+            its observation buffer.
+        policy: the player at every seat (``act_batch(observation, mask, generator)``).
+        state: the rows (a batched engine state), each in a hand in progress.
+        actions: (rows,) the first action of each row, legal there.
+        generator: the policy's draws (none for a checkpoint's argmax).
+    """
+    import torch
+
+    rows = actions.shape[0]
+    totals = torch.zeros(rows, engine.num_sides, dtype=torch.int64, device=engine.device)
+    ended = torch.zeros(rows, dtype=torch.bool, device=engine.device)
+    while True:
+        state, out = engine.step_state(state, actions, buffer)
+        new = out.hand_over & ~ended
+        if bool(new.any()):
+            totals = torch.where(new[:, None], out.hand_result["total"], totals)
+            ended = ended | new
+            if bool(ended.all()):
+                return totals
+        mask = out.action_mask
+        if bool((mask.sum(1) == 1).all()):
+            # Every row's mover holds one card (a round's last cards, R18): no forward pass,
+            # about a quarter of the steps with 2 players.
+            actions = mask.to(torch.uint8).argmax(1)
+        else:
+            actions = policy.act_batch(out.observation, mask, generator)
 
 
 def default_policy(settings: Settings) -> str:
@@ -234,23 +272,7 @@ class SearchAgent(Agent):
         with torch.no_grad():
             state = take(from_games(worlds, settings, dev), torch.arange(W, device=dev).repeat_interleave(A))
             actions = torch.tensor(legal, dtype=torch.int64, device=dev).repeat(W)
-            totals = torch.zeros(B, settings.num_sides, dtype=torch.int64, device=dev)
-            ended = torch.zeros(B, dtype=torch.bool, device=dev)
-            while True:
-                state, out = engine.step_state(state, actions, buffer)
-                new = out.hand_over & ~ended
-                if bool(new.any()):
-                    totals = torch.where(new[:, None], out.hand_result["total"], totals)
-                    ended = ended | new
-                    if bool(ended.all()):  # without claims (R29) every row ends at the same step
-                        break
-                mask = out.action_mask
-                if bool((mask.sum(1) == 1).all()):
-                    # Every row's mover holds one card (the rows move in lockstep: a round's
-                    # last cards, R18): no forward pass, about a quarter of the steps with 2 players.
-                    actions = mask.to(torch.uint8).argmax(1)
-                else:
-                    actions = policy.act_batch(out.observation, mask, generator)
+            totals = rollout_totals(engine, buffer, policy, state, actions, generator)
         side, S = view.side, settings.num_sides
         totals = totals.double()
         own = totals[:, side]
