@@ -34,7 +34,7 @@ from pettingzoo.utils import wrappers
 
 import pisti_env
 from pisti_env import Game, make_settings
-from pisti_env.order_enforcing import FastOrderEnforcingWrapper
+from pisti_env.envs.order_enforcing import FastOrderEnforcingWrapper
 
 HAND_DECISIONS = 48  # a 2-player hand: 52 - 4 table cards
 

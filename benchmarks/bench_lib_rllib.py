@@ -39,7 +39,7 @@ import ray
 import torch
 
 from pisti_env.integrations.rllib import PistiMultiAgentEnv, PistiVectorRLlibEnv, ppo_config, single_agent_ppo_config
-from pisti_env.vector import PistiVectorEnv
+from pisti_env.envs.vector import PistiVectorEnv
 from training.harness import ray_backend
 from lib_timing import Stopwatch  # benchmarks/, beside this script
 

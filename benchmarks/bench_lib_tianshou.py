@@ -40,7 +40,7 @@ import tianshou_masked as batched_recipe  # noqa: E402  (the batched door's reci
 import tianshou_pettingzoo_selfplay as step_recipe  # noqa: E402  (the step-by-step door's recipe)
 
 from lib_timing import Stopwatch  # noqa: E402  (benchmarks/, beside this script)
-from pisti_env.vector import PistiVectorEnv  # noqa: E402
+from pisti_env.envs.vector import PistiVectorEnv  # noqa: E402
 
 
 def step_door(steps: int, seed: int) -> tuple[int, float, float]:

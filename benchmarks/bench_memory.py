@@ -1,6 +1,6 @@
 """Bytes per game of the batched engine and the vector env, measured, next to the estimates
 their constructors check a size against (``BYTES_PER_OBSERVATION_ENTRY`` of
-:mod:`pisti_env.batched.engine`, ``HOST_BYTES_PER_OBSERVATION_ENTRY`` of :mod:`pisti_env.vector`).
+:mod:`pisti_env.batched.engine`, ``HOST_BYTES_PER_OBSERVATION_ENTRY`` of :mod:`pisti_env.envs.vector`).
 
 Each case runs in a fresh process: it builds N games on the CPU, resets them and plays 30 steps
 of legal moves, and reports (peak resident memory − memory before building) / N. An estimate
@@ -31,10 +31,10 @@ def resident():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * resource.getpagesize()
 
-from pisti_env.observation import ObservationEncoder
+from pisti_env.views.observation import ObservationEncoder
 from pisti_env.rules import make_settings
 from pisti_env.batched import BatchedPisti
-from pisti_env.vector import PistiVectorEnv
+from pisti_env.envs.vector import PistiVectorEnv
 size = ObservationEncoder(make_settings(**settings)).layout.size
 before = resident()
 if kind == "engine":
@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=50_000)
     args = parser.parse_args()
     from pisti_env.batched.engine import BYTES_PER_OBSERVATION_ENTRY
-    from pisti_env.vector import HOST_BYTES_PER_OBSERVATION_ENTRY
+    from pisti_env.envs.vector import HOST_BYTES_PER_OBSERVATION_ENTRY
 
     estimates = {"engine": BYTES_PER_OBSERVATION_ENTRY, "vector": HOST_BYTES_PER_OBSERVATION_ENTRY}
     print(f"{'case':<10} {'kind':<7} {'bytes/game':>11} {'per entry':>10} {'estimate/entry':>15} {'ratio':>6}")

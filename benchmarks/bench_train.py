@@ -22,7 +22,7 @@ import time
 import torch
 from torch import nn
 
-from pisti_env.rules import Settings
+from pisti_env.rules.settings import Settings
 from training.trainer.config import TrainConfig
 from training.trainer.network import cpu_has_fast_bf16
 from training.trainer.train import Trainer

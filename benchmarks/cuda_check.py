@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             failed += code != 0
             results.append(f"{name:<8} {'ok' if code == 0 else f'FAILED ({code})':<14} {seconds:7.1f} s")
     summary = "\n".join(results)
-    from pisti_env.atomic import write_text_atomic
+    from pisti_env.util.atomic import write_text_atomic
 
     write_text_atomic(out / "summary.txt", summary + "\n")
     print("== summary\n" + summary)

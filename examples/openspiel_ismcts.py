@@ -5,7 +5,7 @@ Needs the ``openspiel`` extra: ``pip install -e ".[openspiel]"``. Then::
 
     python examples/openspiel_ismcts.py --players 2 --n 100 --deals 150
 
-1. ``import pisti_env.integrations.openspiel`` registers the game ``python_pisti`` (one hand;
+1. ``import pisti_env.agents.openspiel`` registers the game ``python_pisti`` (one hand;
    the deal as chance nodes; ``players`` 2–4 and the rule variants as parameters), so
    ``pyspiel.load_game("python_pisti", {...})`` works like any OpenSpiel game.
 2. :func:`check` runs OpenSpiel's random-simulation test on it.
@@ -28,7 +28,7 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
 from pisti_env.agents.ismcts import UCT_C
-from pisti_env.integrations import openspiel as pisti_openspiel
+from pisti_env.agents import openspiel as pisti_openspiel
 from training.harness.evaluate import baseline_margins
 
 

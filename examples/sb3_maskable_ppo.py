@@ -11,7 +11,7 @@ The learner holds one seat (drawn per episode) of a 2-player single hand (``targ
 :class:`~pisti_env.integrations.sb3.PistiSB3VecEnv`: ``--num-envs`` games stepped together by
 the batched engine, the opponent choosing for all of them at once, wrapped in SB3's
 ``VecMonitor`` (episode returns in the logs). ``--door step`` trains on ``pisti/Pisti-v0``'s
-step-by-step env (:class:`~pisti_env.single_agent.PistiEnv`, one game, Python engine), which
+step-by-step env (:class:`~pisti_env.envs.single_agent.PistiEnv`, one game, Python engine), which
 takes any player, batched form or not, at the cost of speed.
 
 On either door MaskablePPO reads the masks through ``action_masks`` and the policy takes the

@@ -51,8 +51,8 @@ from tianshou.env import DummyVectorEnv, PettingZooEnv
 from tianshou.trainer import OnPolicyTrainerParams
 from tianshou.utils.net.discrete import DiscreteCritic
 
-from pisti_env import pisti_v0
-from pisti_env.cards import NUM_CARD_IDS, TABLE_SIZE
+from pisti_env.envs import pisti_v0
+from pisti_env.rules.cards import NUM_CARD_IDS, TABLE_SIZE
 from pisti_env.integrations.tianshou_batched import MaskedActor, ObsTrunk  # the masked network, shared with the batched door
 from training.harness import recipes
 

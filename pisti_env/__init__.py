@@ -4,25 +4,26 @@ single-agent Gymnasium env ``pisti/Pisti-v0``.
 ``pisti_env.env(**settings)`` is the wrapped environment, ``pisti_env.raw_env`` the bare one,
 :class:`Game` the rules engine on its own. Importing this package registers
 ``gymnasium.make("pisti/Pisti-v0", opponent=..., **settings)`` (:class:`PistiEnv`) and
-``gymnasium.make_vec("pisti/Pisti-v0", num_envs=N, ...)`` (:class:`pisti_env.vector.PistiVectorEnv`,
+``gymnasium.make_vec("pisti/Pisti-v0", num_envs=N, ...)`` (:class:`pisti_env.envs.vector.PistiVectorEnv`,
 on the batched engine) and never imports torch.
 """
 
 import gymnasium as _gymnasium
 
-from .cards import card_to_symbol, card_to_text, parse_card, parse_cards
-from .env import env, raw_env
-from .game import Game, new_game
-from .observation import OBS_VERSION, ObservationEncoder, ObservationLayout
-from .rules import Settings, make_settings
-from .single_agent import PistiEnv
+from .rules.cards import card_to_symbol, card_to_text, parse_card, parse_cards
+from .envs import pisti_v0  # PettingZoo's convention: from pisti_env import pisti_v0
+from .envs.env import env, raw_env
+from .game.engine import Game, new_game
+from .views.observation import OBS_VERSION, ObservationEncoder, ObservationLayout
+from .rules.settings import Settings, make_settings
+from .envs.single_agent import PistiEnv
 
 GYM_ENV_ID = "pisti/Pisti-v0"
 if GYM_ENV_ID not in _gymnasium.registry:  # importing twice (or reloading) registers once
     _gymnasium.register(
         GYM_ENV_ID,
-        entry_point="pisti_env.single_agent:PistiEnv",
-        vector_entry_point="pisti_env.vector:PistiVectorEnv",  # a string: torch is imported only by make_vec
+        entry_point="pisti_env.envs.single_agent:PistiEnv",
+        vector_entry_point="pisti_env.envs.vector:PistiVectorEnv",  # a string: torch is imported only by make_vec
     )
 
 __all__ = [

@@ -43,9 +43,9 @@ import numpy as np
 import pytest
 
 from pisti_env import Game, card_to_text, make_settings, new_game, parse_card
-from pisti_env import locations as loc
-from pisti_env.actions import BELIEVE, FACE_DOWN
-from pisti_env.rewards import side_difference
+from pisti_env.rules import locations as loc
+from pisti_env.rules.actions import BELIEVE, FACE_DOWN
+from pisti_env.game.rewards import side_difference
 
 ALL_CODES = [card_to_text(c) for c in range(52)]
 C = parse_card
@@ -556,7 +556,7 @@ def train_config(**values: Any):
     """A :class:`~training.trainer.config.TrainConfig` from one flat set of keywords: the game
     settings (``target``, ``bluff``, ``num_players``...) among the config's own fields, the
     shorthand of the trainer tests (the config itself takes the game as one ``Settings``)."""
-    from pisti_env.rules import Settings
+    from pisti_env.rules.settings import Settings
     from training.trainer.config import TrainConfig
 
     game = {f.name for f in dataclasses_fields(Settings)}
@@ -565,9 +565,9 @@ def train_config(**values: Any):
 
 
 def recorded_random_game(seed: int, **settings: Any) -> list[dict]:
-    """The replay records (:class:`pisti_env.replay.GameRecorder`) of a whole game of random
+    """The replay records (:class:`pisti_env.tools.replay.GameRecorder`) of a whole game of random
     legal moves, face-down claims preferred half the time where allowed (R29)."""
-    from pisti_env.replay import GameRecorder
+    from pisti_env.tools.replay import GameRecorder
 
     game_settings = make_settings(**settings)
     records: list[dict] = []
@@ -641,7 +641,7 @@ class Highest(Lowest):
 
 def random_decks(count: int, rng: random.Random) -> list[list[int]]:
     """``count`` shuffled single decks, none with a void deal (R7)."""
-    from pisti_env.cards import JACK, NUM_CARD_IDS, RANK, TABLE_SIZE
+    from pisti_env.rules.cards import JACK, NUM_CARD_IDS, RANK, TABLE_SIZE
 
     decks = []
     while len(decks) < count:

@@ -20,7 +20,7 @@ import random
 from typing import Callable
 
 from pisti_env import Game
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
 
 from helpers import JACK, TEN_DIAMONDS, card_points, check_bluff_conservation, check_conservation, rank
 

@@ -78,7 +78,7 @@ def settings_table(args: str) -> str:
     """The game settings: keyword, flag, default and meaning, from ``Settings`` and its docstring."""
     import dataclasses
 
-    from pisti_env.flags import SETTINGS_FLAGS, field_docs
+    from pisti_env.tools.flags import SETTINGS_FLAGS, field_docs
     from pisti_env.rules import Settings
 
     docs = field_docs(Settings)

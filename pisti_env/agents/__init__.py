@@ -21,7 +21,7 @@ from .random_agent import RandomAgent
 from .registry import (
     AGENTS, agent_names, as_batched_player, as_player, checkpoint_location, make_agent, make_player, parse_agent_spec,
 )
-from .view import SeatView, view_for_agent
+from ..views.view import SeatView, view_for_agent
 
 __all__ = [
     "Agent", "Player", "BatchedPlayer", "has_batched_form", "SeatView", "view_for_agent", "RandomAgent", "GreedyAgent", "ExpertAgent", "PimcAgent",

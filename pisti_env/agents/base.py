@@ -4,7 +4,7 @@ trainer's pool opponents all implement it.
 A :class:`Player` has a ``name``, ``reset(seed)`` and ``act(view) -> action id`` (a card id,
 R2; with the bluff variant also a face-down play or an answer, R29): the harness, the AEC loop,
 search rollouts and the tests never care which kind they hold. ``view`` is a
-:class:`~pisti_env.agents.view.SeatView`: everything the seat may know and nothing else
+:class:`~pisti_env.views.view.SeatView`: everything the seat may know and nothing else
 (R30–R31). A player that wants the environment's observation vector calls
 ``view.observation()``.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .view import SeatView
+from ..views.view import SeatView
 
 if TYPE_CHECKING:  # torch is only needed by the batched forms, and imported there
     import torch
@@ -99,7 +99,7 @@ class Agent:
         """The action this player takes, always one of ``view.legal_actions``.
 
         Raises ``TypeError`` if ``view`` is not a :class:`SeatView` (inside the AEC env use
-        :func:`~pisti_env.agents.view.view_for_agent`) and ``ValueError`` if it is not the
+        :func:`~pisti_env.views.view.view_for_agent`) and ``ValueError`` if it is not the
         view's seat's turn.
         """
         if not isinstance(view, SeatView):

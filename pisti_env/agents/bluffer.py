@@ -12,7 +12,7 @@ policy's answers at both ends.
 
 Both have a batched form (:meth:`BlufferAgent.act_batch`), so the trainer's opponent pool can
 train against them. It reads only the action mask to know when a claim is allowed or an answer
-is due (the face-down ids ``FACE_DOWN + card``, ``BELIEVE``; :mod:`pisti_env.actions`), and
+is due (the face-down ids ``FACE_DOWN + card``, ``BELIEVE``; :mod:`pisti_env.rules.actions`), and
 greedy's batched form for everything else: no hidden information (R30, R31).
 """
 
@@ -21,11 +21,11 @@ from __future__ import annotations
 from numbers import Real
 from typing import TYPE_CHECKING
 
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..cards import NUM_CARD_IDS, RANK
-from ..rules import Settings
+from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..rules.cards import NUM_CARD_IDS, RANK
+from ..rules.settings import Settings
 from .greedy import GreedyAgent, greedy_card
-from .view import SeatView
+from ..views.view import SeatView
 
 if TYPE_CHECKING:
     import torch

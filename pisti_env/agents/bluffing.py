@@ -1,11 +1,11 @@
 """Card-counting estimates for the bluff variant (R29), shared by ``expert`` and ``pimc``.
 
-The stakes (:func:`pisti_env.scoring.bluff_stake`): a believed claim scores ``S`` (10, or 20
+The stakes (:func:`pisti_env.rules.scoring.bluff_stake`): a believed claim scores ``S`` (10, or 20
 on a lone Jack with ``bluff_jack_double``), a challenged one ``2S`` for the claimant if true,
 else ``2S`` for the challenger. Leaving the cards aside, challenging pays when the claim is true with probability
 below 3/4, and bluffing pays when the answer is a challenge with probability below 1/3.
 
-Both estimates read only a :class:`~pisti_env.agents.view.SeatView` (R30–R31):
+Both estimates read only a :class:`~pisti_env.views.view.SeatView` (R30–R31):
 
 * :func:`claim_true_probability` — the answering seat: a claimant that holds a card of the
   lone card's rank is assumed always to claim with it (a true claim scores at least what a
@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import math
 
-from ..cards import RANK, SUITS
-from ..scoring import CHALLENGE_FACTOR, POINTS, bluff_stake
-from .view import SeatView
+from ..rules.cards import RANK, SUITS
+from ..rules.scoring import CHALLENGE_FACTOR, POINTS, bluff_stake
+from ..views.view import SeatView
 
 
 def hold_probability(unseen_of_rank: int, unseen_total: int, hand_size: int) -> float:

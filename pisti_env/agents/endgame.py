@@ -10,9 +10,9 @@ not needed.
 
 from __future__ import annotations
 
-from ..cards import JACK, NUM_CARD_IDS, RANK, TEN_DIAMONDS
-from ..rules import Settings
-from ..scoring import MAJORITY_POINTS, POINTS, pisti_value
+from ..rules.cards import JACK, NUM_CARD_IDS, RANK, TEN_DIAMONDS
+from ..rules.settings import Settings
+from ..rules.scoring import MAJORITY_POINTS, POINTS, pisti_value
 
 
 def endgame_values(

@@ -36,18 +36,18 @@ import itertools
 import math
 from typing import TYPE_CHECKING
 
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..cards import JACK, RANK
-from ..scoring import CHALLENGE_FACTOR, POINTS, bluff_stake, captures, pisti_value
+from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..rules.cards import JACK, RANK
+from ..rules.scoring import CHALLENGE_FACTOR, POINTS, bluff_stake, captures, pisti_value
 from .base import Agent
 from .bluffing import challenge_pays, challenge_probability, claim_true_probability, hold_probability
 from .endgame import endgame_values
-from .view import SeatView
+from ..views.view import SeatView
 
 if TYPE_CHECKING:
     import torch
 
-    from ..rules import Settings
+    from ..rules.settings import Settings
     from .expert_batched import BatchedExpert
 
 __all__ = ["ExpertAgent", "batched_form_covers", "endgame_choices", "hold_probability"]

@@ -1,7 +1,7 @@
 """The batched form of ``expert`` (:meth:`ExpertAgent.act_batch`): the same tie set of best
 cards for a whole batch of the batched engine's observations, ties drawn at random.
 
-Every quantity ``expert`` reads from its :class:`~pisti_env.agents.view.SeatView` is in the
+Every quantity ``expert`` reads from its :class:`~pisti_env.views.view.SeatView` is in the
 seat's observation (R30–R31): its hand, the unseen cards (the card counting), the pile's known
 cards, top card, size and never-turned cards, the hand sizes, the stock and the cards each side
 captured. The rules of thumb (:mod:`pisti_env.agents.expert`) are computed for all 52 cards at
@@ -22,10 +22,10 @@ import math
 
 import torch
 
-from ..cards import HAND_SIZE, JACK, NUM_CARD_IDS, NUM_RANKS, RANK
-from ..observation import CARDS_SCALE, HAND_SCALE, PILE_HIDDEN_SCALE, ObservationLayout
-from ..rules import Settings
-from ..scoring import POINTS
+from ..rules.cards import HAND_SIZE, JACK, NUM_CARD_IDS, NUM_RANKS, RANK
+from ..views.observation import CARDS_SCALE, HAND_SCALE, PILE_HIDDEN_SCALE, ObservationLayout
+from ..rules.settings import Settings
+from ..rules.scoring import POINTS
 from .expert import TIE, batched_form_covers, endgame_choices
 from .greedy_batched import pisti_values
 

@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from ..actions import num_actions as game_num_actions
-from ..observation import OBS_VERSION, ObservationLayout
-from ..rules import SETTING_NAMES, Settings, make_settings
-from .view import SeatView
+from ..rules.actions import num_actions as game_num_actions
+from ..views.observation import OBS_VERSION, ObservationLayout
+from ..rules.settings import SETTING_NAMES, Settings, make_settings
+from ..views.view import SeatView
 
 if TYPE_CHECKING:
     import torch

@@ -11,12 +11,12 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Sequence
 
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..cards import JACK, RANK
-from ..rules import Settings
-from ..scoring import POINTS, pisti_value
+from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..rules.cards import JACK, RANK
+from ..rules.settings import Settings
+from ..rules.scoring import POINTS, pisti_value
 from .base import Agent
-from .view import SeatView
+from ..views.view import SeatView
 
 if TYPE_CHECKING:
     import torch

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import torch
 
-from ..actions import BELIEVE, CHALLENGE
-from ..cards import JACK, NUM_CARD_IDS, RANK, TEN_DIAMONDS
-from ..observation import CARDS_SCALE, HAND_SCALE, ObservationLayout
-from ..rules import Settings
-from ..scoring import PISTI_POINTS, POINTS
+from ..rules.actions import BELIEVE, CHALLENGE
+from ..rules.cards import JACK, NUM_CARD_IDS, RANK, TEN_DIAMONDS
+from ..views.observation import CARDS_SCALE, HAND_SCALE, ObservationLayout
+from ..rules.settings import Settings
+from ..rules.scoring import PISTI_POINTS, POINTS
 from .greedy import JACK_DISCARD_COST
 
 # Tie-break noise added to keys that are spaced 1 apart (values are doubled, then +1 for a rank
@@ -23,7 +23,7 @@ TIE_NOISE = 0.5
 
 def pisti_values(settings: Settings, rank: torch.Tensor, top: torch.Tensor, lone: torch.Tensor,
                  last_card: torch.Tensor) -> torch.Tensor:
-    """(B, 52) :func:`~pisti_env.scoring.pisti_value` of playing each card id on a pile whose top
+    """(B, 52) :func:`~pisti_env.rules.scoring.pisti_value` of playing each card id on a pile whose top
     card is ``top`` (B,): a pişti on a ``lone`` card (R13), a Jack on a lone Jack (R14), none on
     the hand's very ``last_card`` without ``last_card_pisti`` (R16), the 10♦ bonus (R17).
     ``rank``: (52,) the rank of each card id. Float32 holding small integers (exact)."""

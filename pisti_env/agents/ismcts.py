@@ -4,9 +4,9 @@ Needs the ``openspiel`` extra (``pip install -e ".[openspiel]"``); OpenSpiel is 
 player is built, never by ``import pisti_env``.
 
 Method. OpenSpiel's ``ISMCTSBot`` (``open_spiel.python.algorithms.ismcts``) searches the game
-``python_pisti`` (:mod:`pisti_env.integrations.openspiel`) from a state and draws, before each
+``python_pisti`` (:mod:`pisti_env.agents.openspiel`) from a state and draws, before each
 simulation, a state its seat cannot tell from that one. The seat's real game is never handed
-over. From the seat's :class:`~pisti_env.agents.view.SeatView` the player takes one
+over. From the seat's :class:`~pisti_env.views.view.SeatView` the player takes one
 determinization (:meth:`SeatView.determinize`: everything the seat cannot know, R31, dealt
 again at random) as the root state, and gives the bot a resampler that deals the hidden cards
 of the root again for every simulation (:meth:`PistiState.resample_from_infostate`). A
@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from ..counters import Counter
-from ..rules import Settings
-from ..scoring import PISTI_POINTS
+from ..rules.counters import Counter
+from ..rules.settings import Settings
+from ..rules.scoring import PISTI_POINTS
 from .base import Agent
-from .view import SeatView
+from ..views.view import SeatView
 
 _INSTALL_HINT = 'the ismcts player needs OpenSpiel: pip install -e ".[openspiel]" (open_spiel)'
 FINAL_POLICIES = ("max_visit_count", "max_value", "normalized_visit_count")
@@ -78,7 +78,7 @@ class IsmctsAgent(Agent):
             from open_spiel.python.algorithms import ismcts, mcts
         except ImportError as error:
             raise ImportError(_INSTALL_HINT) from error
-        from ..integrations import openspiel as os_pisti
+        from . import openspiel as os_pisti
 
         for key, value in (("n", n), ("rollouts", rollouts)):
             if isinstance(value, bool) or not isinstance(value, int):

@@ -22,14 +22,14 @@ the real answerer will behave:
 from __future__ import annotations
 
 
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..cards import NUM_CARD_IDS
-from ..game import Game
-from ..scoring import POINTS
+from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..rules.cards import NUM_CARD_IDS
+from ..game.engine import Game
+from ..rules.scoring import POINTS
 from .base import Agent, Player
 from .bluffing import challenge_probability, claim_true_probability
 from .greedy import greedy_card
-from .view import SeatView
+from ..views.view import SeatView
 
 
 class WorldView(SeatView):

@@ -6,7 +6,7 @@ stock-bottom card, any player object).
 ``act_state(state, rows, generator)`` (:class:`~pisti_env.agents.base.StatePlayer`): each game
 ``rows`` of the batched engine's ``state`` becomes a Python :class:`~pisti_env.game.Game`
 (:func:`pisti_env.batched.to_game.to_games`, the one converter), and the player chooses for its
-seat to move from that seat's :class:`~pisti_env.agents.view.SeatView`, so it knows exactly
+seat to move from that seat's :class:`~pisti_env.views.view.SeatView`, so it knows exactly
 what the seat may know (R30–R31), as at the Python table. It runs at the player's Python speed,
 one game after another: a batched player (``act_batch``) is far faster where there is one.
 
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..rules import Settings
+from ..rules.settings import Settings
 from .base import Player
-from .view import SeatView
+from ..views.view import SeatView
 
 if TYPE_CHECKING:
     import torch

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .base import Agent
-from .view import SeatView
+from ..views.view import SeatView
 
 if TYPE_CHECKING:
     import torch

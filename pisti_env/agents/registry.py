@@ -29,9 +29,9 @@ import inspect
 import os
 from typing import Any, Callable
 
-from ..arguments import check_int
+from ..util.arguments import check_int
 from ..policies import POLICY_DIR, SHIPPED_POLICIES, shipped_policy_path  # noqa: F401 - the registry's names too
-from ..rules import Settings
+from ..rules.settings import Settings
 from .base import Agent, BatchedPlayer, Player, StatePlayer, has_batched_form, needs_engine_state
 from .bluffer import BlufferAgent, challenger
 from .expert import ExpertAgent
@@ -129,7 +129,7 @@ def make_player(
     """
     _check_spec(spec)
     if seed is not None:
-        seed = check_int(seed, "seed", none=True)  # the library's one rule (pisti_env.arguments)
+        seed = check_int(seed, "seed", none=True)  # the library's one rule (pisti_env.util.arguments)
     if spec.partition(":")[0].strip().lower() in AGENTS:
         return _scripted(spec, seed, settings, options)
     path, play = _checkpoint_spec(spec, options)

@@ -44,10 +44,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..game import Game
-from ..rules import Settings
+from ..game.engine import Game
+from ..rules.settings import Settings
 from .base import Agent, Player, has_batched_form
-from .view import SeatView
+from ..views.view import SeatView
 
 if TYPE_CHECKING:
     import torch

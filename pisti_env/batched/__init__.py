@@ -8,10 +8,10 @@ automatically, so a trainer's batch stays full.
 
 The rules are those of :mod:`pisti_env.game` (RULES.md R1–R29 for one deck), and so is the
 state: ``code[b, card] = where * CODE_WIDTH + played_by`` packs the Python engine's location
-code of each card (``Game.where``, :mod:`pisti_env.locations`) and its playing-seat code
+code of each card (``Game.where``, :mod:`pisti_env.rules.locations`) and its playing-seat code
 (``Game.played_by``) into one integer, one row per game. Card moves that touch many cards at
 once (a capture, the sweep) relabel a row through a small table; everything else is per-game
-counters (rows of :class:`pisti_env.counters.Counter`). The observation is built by applying
+counters (rows of :class:`pisti_env.rules.counters.Counter`). The observation is built by applying
 the Python encoder's own lookup tables to those codes, so the two engines share one
 definition of the encoding; ``tests/batched/test_batched.py`` checks them equal, bit for bit, on
 thousands of random games.
@@ -23,14 +23,14 @@ device. Torch's random generators are never used.
 Supported: 2, 3, 4 players, partnerships, single hands (``target=None``) and matches
 (``target``, ``win_margin``), ``double_pisti``, ``last_card_pisti``,
 ``ten_diamonds_pisti_bonus``, ``show_stock_bottom``, and the bluff variant (R29: ``bluff``,
-``bluff_jack_double``; the action ids of :mod:`pisti_env.actions`). Not supported (clear
+``bluff_jack_double``; the action ids of :mod:`pisti_env.rules.actions`). Not supported (clear
 ``ValueError``): two decks (5–6 players). The bluff variant adds a pending claim to the state
 (``claimant``, ``claim_card``) and the bluff counter rows; its logic sits behind Python-level
 ``if settings.bluff`` tests, so a game without it runs none of its operations.
 
 Speed on a CPU comes from few torch operations per step (a step's cost at small batches is
 their count, at large ones their memory traffic): the outcome of a face-up play is one row of
-a table built from :mod:`pisti_env.scoring`, the observation's tail one precomputed row per
+a table built from :mod:`pisti_env.rules.scoring`, the observation's tail one precomputed row per
 (observer, last capturer, dealer, seat to move), and no tensor is copied to the host but at
 the few documented branches (``tests/batched/test_batched_device.py``). ``benchmarks/bench_batched.py``
 measures it.

@@ -1,6 +1,6 @@
 """The ``"uint8"`` observation format of the batched engine: the float observation, packed.
 
-The float observation (:class:`pisti_env.observation.ObservationLayout`, the default) is a
+The float observation (:class:`pisti_env.views.observation.ObservationLayout`, the default) is a
 card block of small counts (0/1 with one deck) followed by a short rest of counts, one-hots
 and settings. The packed form holds the same vector in ``packed_size`` bytes per game: the
 card block as one row of ``CARD_BYTES`` bytes per card id (its ``k`` card features, then
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import torch
 
-from ..cards import NUM_CARD_IDS
-from ..observation import ObservationLayout
+from ..rules.cards import NUM_CARD_IDS
+from ..views.observation import ObservationLayout
 
 FORMATS = ("float", "uint8")  # the observation formats of the batched engine; "float" is the default
 CARD_BYTES = 16  # bytes of one card's row in the packed card block

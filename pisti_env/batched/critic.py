@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import locations as loc
-from ..cards import NUM_CARD_IDS
+from ..rules import locations as loc
+from ..rules.cards import NUM_CARD_IDS
 from .state import BatchState
 from .tables import Tables
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..cards import JACK, NUM_CARD_IDS, TABLE_SIZE
+from ..rules.cards import JACK, NUM_CARD_IDS, TABLE_SIZE
 
 _MASK32 = 0xFFFFFFFF
 _CARD_STRIDE = 64  # hash keys of one deck's cards: key * _CARD_STRIDE + card id (a stride above 52)
@@ -130,7 +130,7 @@ def _deck_order_numpy(key: torch.Tensor) -> torch.Tensor:
 
 
 def cut_stock_bottom(deck: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:
-    """R28 cut, as ``pisti_env.deal.cut_stock_bottom``: if the last card is a Jack, move the last non-Jack to the
+    """R28 cut, as ``pisti_env.game.deal.cut_stock_bottom``: if the last card is a Jack, move the last non-Jack to the
     end of the deck. Out of place."""
     is_jack = rank[deck] == JACK
     idx = torch.arange(NUM_CARD_IDS, device=deck.device).expand_as(deck)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN, NUM_PLAIN_ACTIONS
+from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN, NUM_PLAIN_ACTIONS
 
 
 def draw_bluffs(logp: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:

@@ -10,11 +10,11 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..arguments import check_int, check_sequence
-from ..cards import JACK, NUM_CARD_IDS, RANK, TABLE_SIZE, parse_card
-from ..observation import ObservationEncoder
-from ..rules import make_settings
+from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..util.arguments import check_int, check_sequence
+from ..rules.cards import JACK, NUM_CARD_IDS, RANK, TABLE_SIZE, parse_card
+from ..views.observation import ObservationEncoder
+from ..rules.settings import make_settings
 from . import transitions
 from .compact import FLOAT_BYTES, FORMATS
 from .critic import HiddenInformation
@@ -174,7 +174,7 @@ class BatchedPisti:
         observation_format: str = "float",
     ) -> BatchStep:
         """Every game's seat to move takes ``actions[b]``: a card id, or with the bluff variant
-        any action id of :mod:`pisti_env.actions` (R29: ``FACE_DOWN + id``, ``BELIEVE``,
+        any action id of :mod:`pisti_env.rules.actions` (R29: ``FACE_DOWN + id``, ``BELIEVE``,
         ``CHALLENGE``); see :class:`BatchStep`. Finished games restart at once, so the batch
         stays full.
 

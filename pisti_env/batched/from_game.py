@@ -23,7 +23,7 @@ the same actions until its hand ends (``tests/batched/test_from_game.py``), and
 ``to_game(from_games([g]))`` gives back ``g``'s codes, deck and counters.
 
 Search players build their rollout batches with it (`pisti_env.agents.search`): worlds
-dealt by `pisti_env.determinize.determinize`, one row per world and first action.
+dealt by `pisti_env.game.determinize.determinize`, one row per world and first action.
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .. import locations as loc
-from ..cards import NUM_CARD_IDS
-from ..counters import num_counters
-from ..game import Game
-from ..rules import Settings
-from ..scoring import POINTS
+from ..rules import locations as loc
+from ..rules.cards import NUM_CARD_IDS
+from ..rules.counters import num_counters
+from ..game.engine import Game
+from ..rules.settings import Settings
+from ..rules.scoring import POINTS
 from .state import CODE_DTYPE, CODE_WIDTH, BatchState
 
 _POINTS = np.asarray(POINTS[:NUM_CARD_IDS], dtype=np.int64)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import torch
 
-from .. import locations as loc
-from ..cards import HAND_SIZE, JACK, NUM_CARD_IDS, TABLE_SIZE
-from ..counters import COUNTED_RESULT_ROWS, BLUFF_RESULT_ROWS, Counter
-from ..scoring import MAJORITY_POINTS
+from ..rules import locations as loc
+from ..rules.cards import HAND_SIZE, JACK, NUM_CARD_IDS, TABLE_SIZE
+from ..rules.counters import COUNTED_RESULT_ROWS, BLUFF_RESULT_ROWS, Counter
+from ..rules.scoring import MAJORITY_POINTS
 from .decks import first_dealers, hashed_decks
 from .state import CODE_DTYPE, CODE_WIDTH, BatchState, put_, take
 from .tables import Tables

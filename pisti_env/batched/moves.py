@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import torch
 
-from .. import locations as loc
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..cards import JACK, NUM_CARD_IDS
-from ..counters import Counter
-from ..scoring import BLUFF_STAKE, CHALLENGE_FACTOR, JACK_STAKE_FACTOR
+from ..rules import locations as loc
+from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..rules.cards import JACK, NUM_CARD_IDS
+from ..rules.counters import Counter
+from ..rules.scoring import BLUFF_STAKE, CHALLENGE_FACTOR, JACK_STAKE_FACTOR
 from .state import CODE_DTYPE, CODE_WIDTH, FIELDS, BatchState, put_, select, take
 from .tables import PILE_CLASSES, Tables
 
@@ -143,7 +143,7 @@ def play_face_down(t: Tables, state: BatchState, card: torch.Tensor) -> BatchSta
 
 def answer_claim(t: Tables, state: BatchState, challenge: torch.Tensor) -> BatchState:
     """R29: the seat to move believes (``challenge`` False) or challenges the pending claim;
-    scored as ``pisti_env.claims.answer``. Then the seat after the claimant moves (the caller deals or
+    scored as ``pisti_env.game.claims.answer``. Then the seat after the claimant moves (the caller deals or
     ends the hand when the hands are empty). Rows without a claim compute garbage that the
     caller drops. ``state`` may be any sub-batch of the engine's games (:func:`bluff_move`)."""
     claimant, card, lone = state.claimant.clamp(min=0), state.claim_card.clamp(min=0), state.top

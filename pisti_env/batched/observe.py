@@ -1,7 +1,7 @@
 """Observations and action masks of the batched engine, from the Python encoder's own tables.
 
 A card's feature row for an observer is looked up from its packed code in
-:class:`~pisti_env.observation.ObservationEncoder`'s tables (``feature_rows``,
+:class:`~pisti_env.views.observation.ObservationEncoder`'s tables (``feature_rows``,
 ``count_gather``, ``count_scale``, ``rel_side``, ``static``), so the two engines share one
 definition of the encoding; ``tests/batched/test_batched.py`` checks them equal, bit for bit.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import locations as loc
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..cards import NUM_CARD_IDS
-from ..counters import BLUFF_RESULT_ROWS, Counter
-from ..observation import COUNT_SOURCES, ObservationEncoder
+from ..rules import locations as loc
+from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..rules.cards import NUM_CARD_IDS
+from ..rules.counters import BLUFF_RESULT_ROWS, Counter
+from ..views.observation import COUNT_SOURCES, ObservationEncoder
 from .compact import CARD_BYTES, packed_size
 from .state import CODE_DTYPE, CODE_WIDTH, BatchState
 from .tables import Tables
@@ -258,7 +258,7 @@ class ObservationWriter:
         return torch.cat([face_up, face_down, pending[:, None].expand(-1, CHALLENGE - BELIEVE + 1)], 1)
 
     def _may_claim(self, state: BatchState) -> torch.Tensor:
-        """(B,) bool, R29 as ``pisti_env.claims.may_claim``: exactly one card on the table, played face up
+        """(B,) bool, R29 as ``pisti_env.game.claims.may_claim``: exactly one card on the table, played face up
         by another side, no claim pending; with ``last_card_pisti=False`` not on the hand's
         very last card (R16)."""
         t = self.tables

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..counters import Counter
+from ..rules.counters import Counter
 
 CODE_WIDTH = 256  # ``code`` packs two byte-sized codes: location * CODE_WIDTH + playing seat
 CODE_DTYPE = torch.int32  # codes and the indices built from them stay below 2**31; half the bytes of int64
@@ -26,11 +26,11 @@ class BatchState:
     """The state of B games; every field is a tensor with the batch on dimension 0.
 
     ``code[b, card]`` is ``where * CODE_WIDTH + played_by``: the card's location code
-    (:mod:`pisti_env.locations`) and its playing-seat code, exactly as ``Game.where`` /
+    (:mod:`pisti_env.rules.locations`) and its playing-seat code, exactly as ``Game.where`` /
     ``Game.played_by`` of the Python engine (see the ``where`` and ``played_by`` properties);
     ``deck[b]`` this hand's deck (card ids, item 0 dealt first, after the R28 cut);
     ``side_counts[b, row, side]`` the per-side counters, rows named by
-    :class:`pisti_env.counters.Counter` (the bluff rows only with the bluff variant);
+    :class:`pisti_env.rules.counters.Counter` (the bluff rows only with the bluff variant);
     ``claimant``/``claim_card`` the pending claim (R29), as ``Game.claimant`` and
     ``Game.claim_card`` (always -1 without the variant).
     """
@@ -93,7 +93,7 @@ class BatchStep:
     variant, R29). ``rewards[b, s]`` is seat ``s``'s reward for this step (the AEC env's
     ``rewards``). ``done``: the episode ended at this step and the game restarted.
     ``hand_over``: a hand ended at this step; ``hand_result`` then holds its per-side
-    breakdown (keys of :func:`pisti_env.counters.hand_result_keys`, as ``Game.hand_scores``).
+    breakdown (keys of :func:`pisti_env.rules.counters.hand_result_keys`, as ``Game.hand_scores``).
     Where ``done``, ``match_scores`` and ``winner`` (a side, or -1 for a drawn single hand)
     describe the finished episode.
     """

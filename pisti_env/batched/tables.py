@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import locations as loc
-from ..cards import HAND_SIZE, NUM_CARD_IDS, RANK
-from ..counters import Counter, hand_result_keys, num_counters
-from ..rules import Settings
-from ..scoring import POINTS, captures, is_double_pisti, pisti_value
+from ..rules import locations as loc
+from ..rules.cards import HAND_SIZE, NUM_CARD_IDS, RANK
+from ..rules.counters import Counter, hand_result_keys, num_counters
+from ..rules.settings import Settings
+from ..rules.scoring import POINTS, captures, is_double_pisti, pisti_value
 from .state import CODE_DTYPE, CODE_WIDTH
 
 PILE_CLASSES = 3  # what a face-up play's outcome needs of the pile's size: empty, one card, more
@@ -55,7 +55,7 @@ class Tables:
     # The outcome of a face-up play (R10–R17), one row per (card, top card, pile class, last
     # card of the hand), row ``((card * 52 + top) * PILE_CLASSES + min(pile size, 2)) * L +
     # last`` (L = 2 with ``last_card_pisti=False``, else 1 and no ``last`` term): the columns
-    # of PLAY_COLUMNS, built with the Python engine's own :mod:`pisti_env.scoring` functions.
+    # of PLAY_COLUMNS, built with the Python engine's own :mod:`pisti_env.rules.scoring` functions.
     play: torch.Tensor
     # (2n, 3) int32, row ``seat * 2 + capture``: the ``relabel`` offset of the pile's cards
     # (0: keep), the played card's new code, and the seat's side.

@@ -31,10 +31,10 @@ from typing import Sequence
 
 import torch
 
-from .. import locations as loc
-from ..counters import num_counters
-from ..game import Game
-from ..rules import Settings
+from ..rules import locations as loc
+from ..rules.counters import num_counters
+from ..game.engine import Game
+from ..rules.settings import Settings
 from .state import CODE_WIDTH, BatchState, take
 
 # The BatchState fields the conversion reads, as Python lists.

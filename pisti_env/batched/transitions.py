@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..cards import NUM_CARD_IDS
-from ..counters import Counter
+from ..rules.cards import NUM_CARD_IDS
+from ..rules.counters import Counter
 from .hands import blank_state, deal_, end_hands_, start_hands_
 from .moves import bluff_move, play_face_up
 from .state import BatchState, owned_copy, select

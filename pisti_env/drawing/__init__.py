@@ -12,7 +12,9 @@
 * :mod:`~pisti_env.drawing.raster`: the SVG rasterised exactly, to PNG bytes
   (:func:`svg_to_png`) or an RGB array (:func:`svg_to_rgb`), through CairoSVG, the optional
   ``pictures`` extra, imported only when it is used.
-* :mod:`~pisti_env.drawing.replay_html`: a replay file as one self-contained HTML page.
+
+`pisti_env.terminal.replay_html` (`pisti-replay --html`) draws a replay file as one
+self-contained HTML page with these pictures.
 
 ``render_mode="rgb_array"`` of ``pisti_v0`` and ``pisti/Pisti-v0`` is :func:`open_frame` with
 the Pillow renderer (issue 50): it works on the base install.
@@ -24,8 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..agents.view import SeatView
-from ..game import Game
+from ..views.view import SeatView
+from ..game.engine import Game
 from .layout import table_layout
 from .pixels import check_size, table_rgb
 from .raster import svg_to_png, svg_to_rgb

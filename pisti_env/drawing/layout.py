@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
-from ..cards import RANK_NAMES, card_to_symbol, rank_of, suit_of
+from ..rules.cards import RANK_NAMES, card_to_symbol, rank_of, suit_of
 from .scene import Table
 
 WIDTH, HEIGHT = 640, 480  # the canvas; a picture of another size is this one scaled

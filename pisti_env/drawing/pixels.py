@@ -30,7 +30,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ..arguments import check_int
+from ..util.arguments import check_int
 from .layout import (
     CARD_H,
     CARD_W,

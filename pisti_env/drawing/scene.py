@@ -3,7 +3,7 @@
 A scene is built in one of two explicit ways, and the drawing (:mod:`~pisti_env.drawing.svg`)
 reads nothing else:
 
-* :func:`seat_table` reads a :class:`~pisti_env.agents.view.SeatView` and nothing else, so the
+* :func:`seat_table` reads a :class:`~pisti_env.views.view.SeatView` and nothing else, so the
   scene holds only what that seat may know (R30–R31): its own hand face up, every other hand as
   backs with a count, the pile's never-turned table cards as backs (R8), a face-down claim card
   as a back unless it is the seat's own or the shown stock-bottom card (R28, R29).
@@ -20,11 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..actions import CHALLENGE
-from ..agents.view import SeatView
-from ..cards import NUM_CARD_IDS, RANK, card_to_symbol
-from ..game import Game
-from ..terminal.screen import side_names
+from ..rules.actions import CHALLENGE
+from ..views.view import SeatView
+from ..rules.cards import NUM_CARD_IDS, RANK, card_to_symbol
+from ..game.engine import Game
 
 BACK = None  # a card drawn face down in a scene's card lists
 
@@ -79,6 +78,11 @@ class Table:
     last_move: str
     last_claim: str
     status: str
+
+
+def side_names(names: Sequence[str], view: SeatView) -> list[str]:
+    """A name per side: its seats' names joined with ``+`` (R4)."""
+    return [" + ".join(n for s, n in enumerate(names) if view.side_of[s] == side) for side in range(view.num_sides)]
 
 
 def _last_claim(view: SeatView, names: Sequence[str]) -> str:

@@ -3,7 +3,7 @@
 
 Every card is drawn here (a rounded face with its rank and suit shapes, or a patterned back):
 no image file is read or fetched. Each card face is defined once (``<defs>``) and placed with
-``<use>``, so a picture is small and a page of many pictures (:mod:`~pisti_env.drawing.replay_html`)
+``<use>``, so a picture is small and a page of many pictures (:mod:`~pisti_env.terminal.replay_html`)
 can share one set of definitions (:func:`card_defs`).
 
 The picture is the layout's 640×480 canvas (readable at that size, scaled for others). Elements
@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Iterable
 from xml.sax.saxutils import escape
 
-from ..cards import NUM_CARD_IDS, SUITS, card_to_text
+from ..rules.cards import NUM_CARD_IDS, SUITS, card_to_text
 from .layout import (
     CARD_H,
     CARD_W,

@@ -1,8 +1,8 @@
 """What the batched library doors (SB3, Tianshou, TorchRL) share: the vector env each one wraps.
 
-Each door is :class:`~pisti_env.vector.PistiVectorEnv` behind a library's API, so it takes that
+Each door is :class:`~pisti_env.envs.vector.PistiVectorEnv` behind a library's API, so it takes that
 env's arguments as they are (``opponent``, ``partner``, ``seat``, ``reward``, ``device`` and the
-game settings, documented once, on :class:`~pisti_env.vector.PistiVectorEnv`) and sets the ones
+game settings, documented once, on :class:`~pisti_env.envs.vector.PistiVectorEnv`) and sets the ones
 its library's API fixes itself. Library-free: no RL library is imported here.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..vector import PistiVectorEnv
+from ..envs.vector import PistiVectorEnv
 
 # The vector env's arguments a door sets itself: how it hands out observations, and when a
 # finished game restarts (every door maps the engine's same-step restart onto its library's way).

@@ -4,7 +4,7 @@ Two doors, each with a PPO config and RLlib's action-masking module:
 
 * **Batched, single-agent** (:class:`PistiVectorRLlibEnv`, :func:`single_agent_ppo_config`): each
   env runner steps one ``gymnasium.make_vec("pisti/Pisti-v0", num_envs=N)`` (the vector env on
-  the batched engine, :class:`pisti_env.vector.PistiVectorEnv`): N games in one object, the
+  the batched engine, :class:`pisti_env.envs.vector.PistiVectorEnv`): N games in one object, the
   learner holds one seat of each and a batched player (``"greedy"``, a checkpoint, ...) the
   others. RLlib builds it through its ``vector_entry_point`` (``gym_env_vectorize_mode=
   "vector_entry_point"``) and steps it with one forward pass for the N games. RLlib's env
@@ -77,7 +77,7 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaski
 
 from pisti_env import GYM_ENV_ID
 from pisti_env.agents import SeatView
-from pisti_env.env import env as pisti_env_aec
+from pisti_env.envs.env import env as pisti_env_aec
 
 OBSERVATIONS = "observations"  # the key RLlib's action-masking module reads
 ACTION_MASK = "action_mask"
@@ -332,7 +332,7 @@ class PistiVectorRLlibEnv(gymnasium.vector.VectorObservationWrapper):
     Args:
         config: RLlib's ``env_config`` plus ``num_envs`` (default 1); every other key is the
             vector env's (``opponent``, ``partner``, ``seat``, ``reward``, ``device`` and the
-            game settings; see :class:`pisti_env.vector.PistiVectorEnv`). ``autoreset_mode``
+            game settings; see :class:`pisti_env.envs.vector.PistiVectorEnv`). ``autoreset_mode``
             and ``output`` are set here and may not be given.
 
     Raises:

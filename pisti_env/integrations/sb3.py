@@ -8,9 +8,9 @@
     model = MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=4096).learn(1_000_000)
 
 :class:`PistiSB3VecEnv` is a :class:`stable_baselines3.common.vec_env.VecEnv` over
-:class:`~pisti_env.vector.PistiVectorEnv` (``pisti/Pisti-v0``'s vector env): the N games are
+:class:`~pisti_env.envs.vector.PistiVectorEnv` (``pisti/Pisti-v0``'s vector env): the N games are
 held by one batched engine and stepped together, the other seats choosing with their players'
-batched form. It gives SB3 what SB3's own ``DummyVecEnv`` of N :class:`~pisti_env.single_agent.PistiEnv`
+batched form. It gives SB3 what SB3's own ``DummyVecEnv`` of N :class:`~pisti_env.envs.single_agent.PistiEnv`
 would give, game for game, without a Python loop over the games:
 
 * **Observations**: the Dict ``{"observation": (N, size) float32, "action_mask": (N, actions)
@@ -55,7 +55,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvS
 
 from ..batched import BatchState
 from ..batched.to_game import to_games
-from ..observation import ObservationEncoder
+from ..views.observation import ObservationEncoder
 from .doors import door_vector_env
 from .snapshots import FrozenPolicy, SnapshotPool
 
@@ -93,7 +93,7 @@ class PistiSB3VecEnv(VecEnv):
             much as the batched step itself. SB3's algorithms read it only to bootstrap
             truncated episodes, and these episodes never truncate: ``False`` leaves it out
             (``info.get("terminal_observation")`` is then ``None``, as SB3 allows).
-        **options: :class:`~pisti_env.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
+        **options: :class:`~pisti_env.envs.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
             ``"greedy"``; any player with a batched form, or an object with ``act_batch`` such
             as a :class:`~pisti_env.integrations.snapshots.SnapshotPool`; one player chooses
             for every opponent seat of every game), ``partner``, ``seat``, ``reward``,

@@ -33,7 +33,7 @@ or to ±1 / 0 (``reward="win"``). The learner also plays one seat in one stream 
 observations; the tutorial's model plays every seat in one stream, so a step's observation
 belongs to another seat than its reward.
 
-**Why a layer over pisti_v0 and not** :class:`~pisti_env.single_agent.PistiEnv`. ``PistiEnv``
+**Why a layer over pisti_v0 and not** :class:`~pisti_env.envs.single_agent.PistiEnv`. ``PistiEnv``
 plays the :class:`~pisti_env.game.Game` directly and computes the learner's reward itself
 (cheaper: no AEC bookkeeping). It already takes a player object as ``opponent``, so
 ``PistiEnv(opponent=SnapshotPool(...))`` trains on the same signal: the same seed, the same
@@ -42,9 +42,9 @@ observation and reward for reward (tested). ``SelfPlayEnv`` exists for what Pist
 show: the crediting done on the AEC env through PettingZoo's own API, the one a user wrapping
 ``pisti_v0`` (or any AEC game) for a single-agent library has to get right, and the AEC env's
 own rules on top (its illegal-action penalty, infos, rendering). Everything else is
-``pisti_v0``'s or shared: the rewards (:mod:`pisti_env.rewards`, through ``pisti_v0``), the
-spaces, the game seed (:mod:`pisti_env.seeding`, through ``pisti_v0``'s ``reset``), the action
-conversion (:func:`pisti_env.actions.action_id`, in ``pisti_v0``'s ``step``), the players
+``pisti_v0``'s or shared: the rewards (:mod:`pisti_env.game.rewards`, through ``pisti_v0``), the
+spaces, the game seed (:mod:`pisti_env.envs.seeding`, through ``pisti_v0``'s ``reset``), the action
+conversion (:func:`pisti_env.rules.actions.action_id`, in ``pisti_v0``'s ``step``), the players
 (:func:`pisti_env.agents.as_player`, :func:`~pisti_env.agents.view_for_agent`).
 
 **Snapshots.** :class:`SnapshotPool` is a player holding the last ``size`` snapshots (plus a
@@ -64,11 +64,11 @@ from typing import Any, Callable, Union
 import gymnasium
 import numpy as np
 
-from ..actions import action_id
+from ..rules.actions import action_id
 from ..agents import Player, SeatView, as_player, view_for_agent
-from ..env import env as pisti_v0_env
-from ..rules import Settings
-from ..single_agent import SeatPlayers, check_reset_options, check_seat
+from ..envs.env import env as pisti_v0_env
+from ..rules.settings import Settings
+from ..envs.single_agent import SeatPlayers, check_reset_options, check_seat
 
 Policy = Callable[[dict], Any]
 """A policy snapshot: ``policy(observation) -> action`` on ``pisti_v0``'s Dict observation of
@@ -199,7 +199,7 @@ class SelfPlayEnv(gymnasium.Env):
             ``reward``, ``illegal_action``, ``render_mode`` and settings must be left out
             (they are the env's own).
         reward: ``"diff"`` (default; an episode sums to its final score difference) or
-            ``"win"``; see :mod:`pisti_env.env`.
+            ``"win"``; see :mod:`pisti_env.envs.env`.
         illegal_action: what ``pisti_v0`` does with an illegal learner action: ``"penalty"``
             (default) ends the episode with a penalty no illegal move can profit from, credited
             to the learner like any reward; ``"raise"``: ``ValueError``, nothing changed.

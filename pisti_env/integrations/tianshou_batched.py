@@ -6,7 +6,7 @@
     collector = tianshou.data.Collector(algorithm, envs, VectorReplayBuffer(1024 * 32, 1024))
 
 :class:`PistiTianshouVectorEnv` is a :class:`tianshou.env.BaseVectorEnv` (what Tianshou's
-``Collector`` and trainers take) built on :class:`pisti_env.vector.PistiVectorEnv`: the same
+``Collector`` and trainers take) built on :class:`pisti_env.envs.vector.PistiVectorEnv`: the same
 games, the same observations, masks and rewards, one batched engine instead of N Python envs
 behind N workers. Each game is the single-agent task of ``pisti/Pisti-v0``: the learner holds
 one seat, every other seat is played by a batched player (``opponent``, ``partner``).
@@ -70,7 +70,7 @@ from tianshou.env import BaseVectorEnv
 from tianshou.utils.net.common import MLP, AbstractDiscreteActor, ModuleWithVectorOutput
 
 from ..agents import SeatView
-from ..arguments import check_int
+from ..util.arguments import check_int
 from .doors import door_vector_env
 from .snapshots import ModuleSnapshot
 
@@ -83,7 +83,7 @@ class PistiTianshouVectorEnv(BaseVectorEnv):
         num_envs: the number of games N (Tianshou's ``env_num``).
         infos: fill the per-game info dicts (``env_id``, ``seat``, ``side``); ``False``
             (default) hands out empty dicts, which Tianshou's collector handles far faster.
-        **options: :class:`~pisti_env.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
+        **options: :class:`~pisti_env.envs.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
             ``"greedy"``; a player with a batched form, or an object with ``act_batch`` such as
             a :class:`~pisti_env.integrations.snapshots.SnapshotPool`), ``partner``, ``seat``,
             ``reward``, ``device`` (the engine's and the players'; outputs are NumPy) and the

@@ -9,7 +9,7 @@ the engine's tensors (no NumPy on the way):
 * :class:`PistiTorchRLEnv`, **single agent**: each of the N games is a game of
   ``pisti/Pisti-v0``: the learner holds one seat, the other seats are played by a built-in
   player's batched form (``"greedy"``, ``"random"``, a checkpoint path, ...). It is
-  :class:`pisti_env.vector.PistiVectorEnv` (``output="torch"``) behind TorchRL's API, so its
+  :class:`pisti_env.envs.vector.PistiVectorEnv` (``output="torch"``) behind TorchRL's API, so its
   observations, masks and rewards are that env's, game for game. Keys::
 
       observation   (N, obs_size) float32     what the learner may know (R30)
@@ -63,9 +63,9 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
-from ..arguments import check_int
+from ..util.arguments import check_int
 from ..batched import BatchedPisti
-from ..rules import make_settings
+from ..rules.settings import make_settings
 from .doors import door_vector_env
 
 SEED_BOUND = 2**63  # engine seeds drawn below this
@@ -110,7 +110,7 @@ class PistiTorchRLEnv(EnvBase):
     Args:
         num_envs: the number of games N.
         seed: the seed of the first full reset (``None``: unseeded).
-        **options: :class:`~pisti_env.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
+        **options: :class:`~pisti_env.envs.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
             ``"greedy"``; a player with a batched form, or an object with ``act_batch`` such as
             a :class:`~pisti_env.integrations.snapshots.SnapshotPool`), ``partner``, ``seat``,
             ``reward``, ``device`` (of the engine, the players and every tensor of the env) and

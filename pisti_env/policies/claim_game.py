@@ -57,9 +57,9 @@ from typing import Any
 
 import torch
 
-from ..cards import JACK, NUM_CARD_IDS, NUM_RANKS
-from ..observation import CARDS_SCALE, HAND_SCALE, ObservationLayout
-from ..scoring import BLUFF_STAKE, CHALLENGE_FACTOR, JACK_STAKE_FACTOR
+from ..rules.cards import JACK, NUM_CARD_IDS, NUM_RANKS
+from ..views.observation import CARDS_SCALE, HAND_SCALE, ObservationLayout
+from ..rules.scoring import BLUFF_STAKE, CHALLENGE_FACTOR, JACK_STAKE_FACTOR
 from .spec import MAX_CAPTURE_VALUE, is_capture_value
 
 

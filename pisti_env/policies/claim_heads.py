@@ -31,9 +31,9 @@ from typing import Mapping, Sequence
 import torch
 from torch import nn
 
-from ..actions import BELIEVE, CHALLENGE
-from ..cards import NUM_CARD_IDS, NUM_RANKS
-from ..observation import ObservationLayout
+from ..rules.actions import BELIEVE, CHALLENGE
+from ..rules.cards import NUM_CARD_IDS, NUM_RANKS
+from ..views.observation import ObservationLayout
 from .network import mlp
 from .spec import NetworkSpec
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-from ..rules import Settings
+from ..rules.settings import Settings
 from .metadata import check_play
 from .network import PolicyNetwork
 from .player import CheckpointPlayer

@@ -19,10 +19,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pisti_env.observation import OBS_VERSION, ObservationLayout
-from pisti_env.rules import Settings, make_settings
+from pisti_env.views.observation import OBS_VERSION, ObservationLayout
+from pisti_env.rules.settings import Settings, make_settings
 
-from ..regular_files import read_regular
+from ..util.regular_files import read_regular
 from .spec import OPTIONAL as SPEC_OPTIONAL, NetworkSpec, SpecError
 from .spec import check_hidden_sizes as spec_hidden_sizes
 

@@ -3,7 +3,7 @@ policy needs (the loader builds it, ``pisti_env.policies.loader``; the trainer t
 its value network, ``training.trainer.network``).
 
 One policy network serves every seat (self-play shares parameters): the observation is
-seat-relative (``pisti_env.observation``), so "me" is always the observer.
+seat-relative (``pisti_env.views.observation``), so "me" is always the observer.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
-from ..actions import BELIEVE, NUM_BLUFF_ACTIONS, NUM_PLAIN_ACTIONS
+from ..rules.actions import BELIEVE, NUM_BLUFF_ACTIONS, NUM_PLAIN_ACTIONS
 from ..batched.draws import draw_bluffs
-from ..cards import NUM_CARD_IDS, NUM_RANKS
-from ..rules import Settings
+from ..rules.cards import NUM_CARD_IDS, NUM_RANKS
+from ..rules.settings import Settings
 from .spec import NetworkSpec
 
 NUM_ACTIONS = NUM_PLAIN_ACTIONS  # card ids (R2): the action space without the bluff variant
@@ -95,7 +95,7 @@ class PolicyNetwork(nn.Module):
         cards = observation[:, : NUM_ACTIONS * k].reshape(batch, 1, NUM_ACTIONS, k)
         # (Products and sums rather than batched matrix products: these are tiny per row.)
         own = (cards * weights[..., :k]).sum(3)  # (B, plays, 52)
-        # Card id = suit * 13 + rank (pisti_env.cards): summing over suits gives ranks.
+        # Card id = suit * 13 + rank (pisti_env.rules.cards): summing over suits gives ranks.
         of_rank = cards.view(batch, 1, NUM_SUITS, NUM_RANKS, k).sum(2)
         by_rank = (of_rank * weights[..., k:]).sum(3)  # (B, plays, 13)
         per_card = (own + by_rank.repeat(1, 1, NUM_SUITS)).view(batch, self.plays * NUM_ACTIONS)

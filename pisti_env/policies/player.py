@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-from ..agents.view import SeatView
+from ..views.view import SeatView
 from .metadata import check_play
 from .network import PolicyNetwork, log_probs, sample, sample_bluffs
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from pisti_env.observation import ObservationLayout
-from pisti_env.rules import Settings, make_settings
+from pisti_env.views.observation import ObservationLayout
+from pisti_env.rules.settings import Settings, make_settings
 
 # Bounds of the network a spec (and so a checkpoint) may ask for: a forged checkpoint must not
 # make the loader allocate without limit.

@@ -18,8 +18,8 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 from safetensors import SafetensorError, safe_open
 
-from ..regular_files import regular_file, sha256
-from ..rules import Settings, make_settings
+from ..util.regular_files import regular_file, sha256
+from ..rules.settings import Settings, make_settings
 from .metadata import GAME_DEFINING, METADATA_FILE, MODEL_FILE, CheckpointError, read_metadata
 from .network import PolicyNetwork
 from .spec import NetworkSpec

@@ -3,7 +3,7 @@ terminal) and ``pisti-replay`` (step through a recorded game).
 
 * :mod:`.commands` — what the person types, parsed and checked against the seat's view;
 * :mod:`.screen` — the table as the seat may know it (R30–R31), from its
-  :class:`~pisti_env.agents.view.SeatView` only;
+  :class:`~pisti_env.views.view.SeatView` only;
 * :mod:`.events` — each move told (who played what, what it took, piştis, claims) and each
   hand's score breakdown;
 * :mod:`.hint` — what the shipped policy would play, with its probabilities;

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..agents.view import SeatView
-from ..cards import card_to_symbol, card_to_text, parse_card
+from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..views.view import SeatView
+from ..rules.cards import card_to_symbol, card_to_text, parse_card
 
 PLAY, DOWN, BELIEVE_CMD, CHALLENGE_CMD = "play", "down", "believe", "challenge"
 LEGAL, HINT, HELP, QUIT = "legal", "hint", "help", "quit"

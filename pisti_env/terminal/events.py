@@ -1,6 +1,6 @@
 """Each move told as the watching seat saw it, and each hand's score breakdown.
 
-:func:`snapshot` keeps the public facts of a :class:`~pisti_env.agents.view.SeatView` before a
+:func:`snapshot` keeps the public facts of a :class:`~pisti_env.views.view.SeatView` before a
 move; :func:`describe_move` compares them with the view after it: who played what, how many
 cards it took, a pişti and its points, a face-down claim and its answer (R29). A face-down card
 is named only to a viewer who may know it (its own player, or a spectator with ``viewer=None``).
@@ -14,9 +14,9 @@ from typing import Any, Sequence
 
 from rich.text import Text
 
-from ..actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..agents.view import SeatView
-from ..cards import RANK
+from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ..views.view import SeatView
+from ..rules.cards import RANK
 from .screen import card_text, side_names
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..actions import BELIEVE, FACE_DOWN, action_to_text
+from ..rules.actions import BELIEVE, FACE_DOWN, action_to_text
 from ..agents import SeatView, make_player
 from ..agents.registry import SHIPPED_POLICIES, shipped_policy_path
-from ..cards import card_to_symbol
-from ..rules import Settings
+from ..rules.cards import card_to_symbol
+from ..rules.settings import Settings
 
 SHIPPED = SHIPPED_POLICIES
 

@@ -23,12 +23,12 @@ import time
 from typing import Sequence
 
 from ..agents import Player, checkpoint_location, make_player
-from ..flags import (
+from ..tools.flags import (
     ArgumentParser, add_settings_arguments, check_path, fail, non_negative_int, printable, seconds, values_of,
     writable_file,
 )
-from ..replay import line_writer
-from ..rules import SETTING_NAMES, Settings, make_settings
+from ..tools.replay import line_writer
+from ..rules.settings import SETTING_NAMES, Settings, make_settings
 
 DEFAULT_DELAY = 0.6
 
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TypeError, ValueError, ImportError) as err:
         return fail("pisti-play", err)
     names = ["you" if s == args.seat else f"{printable(_short(spec), 40)} ({s})" for s, spec in enumerate(specs)]
-    from ..versions import versions
+    from ..tools.versions import versions
 
     meta = {"source": "pisti-play", "person_seat": args.seat, "names": names, "versions": versions()}
     console.print(f"Pişti: you are seat {args.seat}; seed {seed}; replay: {path}", highlight=False, markup=False)

@@ -7,9 +7,9 @@ Examples::
     pisti-replay runs/eval_expert_greedy/games.jsonl --game 3 --seat 1 --pause
     pisti-replay runs/eval_expert_greedy/games.jsonl --game 1-20 --html page.html
 
-Every game is played through the engine again (:func:`pisti_env.replay.iter_replay`), which
+Every game is played through the engine again (:func:`pisti_env.tools.replay.iter_replay`), which
 checks that every deck, hand result and the final scores come out as recorded. By default
-every hand is shown after each move (the spectator's table of :mod:`pisti_env.render`); with
+every hand is shown after each move (the spectator's table of :mod:`pisti_env.envs.render`); with
 ``--seat S`` only what seat S may know (its screen before each of its moves, R30–R31).
 """
 
@@ -21,8 +21,8 @@ import time
 from typing import Sequence
 
 from ..agents import SeatView
-from ..flags import ArgumentParser, fail, non_negative_int, positive_int, printable, seconds, writable_file
-from ..replay import RecordedGame, ReplayError, iter_replay, read_replays
+from ..tools.flags import ArgumentParser, fail, non_negative_int, positive_int, printable, seconds, writable_file
+from ..tools.replay import RecordedGame, ReplayError, iter_replay, read_replays
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +58,7 @@ def game_range(text: str) -> tuple[int, int]:
     return low, high
 
 
-MAX_PAGE_STEPS = 3000  # pisti_env.drawing.replay_html.MAX_PAGE_FRAMES (not imported for --help)
+MAX_PAGE_STEPS = 3000  # pisti_env.terminal.replay_html.MAX_PAGE_FRAMES (not imported for --help)
 NAME_LIMIT = 40  # characters of a name from the file shown on the screen
 
 
@@ -83,7 +83,7 @@ def show_game(recorded: RecordedGame, number: int, console, args: argparse.Names
     """Replay one game on ``console``; returns ``False`` when the person stopped it."""
     from rich.text import Text
 
-    from ..render import render_text
+    from ..envs.render import render_text
     from .events import describe_move, hand_summary, result_line, snapshot
     from .screen import render_screen, side_names
 
@@ -138,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--game must be 1..{len(games)} (the file holds {len(games)} game(s)), got {given}")
         chosen = range(len(games)) if args.game is None else range(args.game[0] - 1, args.game[1])
         if args.html is not None:
-            from ..drawing.replay_html import check_page_size
+            from .replay_html import check_page_size
 
             check_page_size([(games[i], ()) for i in chosen])  # before any game is replayed or drawn
         for i in chosen:
@@ -148,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.html is None and not show_game(games[i], i + 1, console, args):
                 break
         if args.html is not None:
-            from ..drawing.replay_html import write_replay_html
+            from .replay_html import write_replay_html
 
             frames = write_replay_html(args.html, [(games[i], _names(games[i])) for i in chosen], args.seat)
             console.print(f"Wrote {args.html}: {len(chosen)} game(s), {frames} frames.", markup=False)

@@ -1,6 +1,6 @@
 """The table as one seat may know it (R30–R31), drawn with ``rich``.
 
-:func:`render_screen` reads a :class:`~pisti_env.agents.view.SeatView` and nothing else, so the
+:func:`render_screen` reads a :class:`~pisti_env.views.view.SeatView` and nothing else, so the
 screen can hold no card the seat may not know: its own hand (numbered), the pile (its top card,
 the cards everyone saw under it, never-turned table cards as backs, R8), the stock, every other
 hand as a count, per side the captured cards, public points, pişti and bluff points (R30), the
@@ -15,9 +15,10 @@ from typing import Sequence
 
 from rich.text import Text
 
-from ..actions import CHALLENGE
-from ..agents.view import SeatView
-from ..cards import RANK, card_to_symbol, suit_of
+from ..rules.actions import CHALLENGE
+from ..views.view import SeatView
+from ..rules.cards import RANK, card_to_symbol, suit_of
+from ..drawing.scene import side_names  # noqa: F401 - the name events and the CLIs import from here
 
 CARD_BACK = "▮"
 RED_SUITS = (1, 2)  # diamonds, hearts
@@ -36,9 +37,6 @@ def cards_text(cards: Sequence[int], sep: str = " ") -> Text:
     return Text(sep).join(card_text(c) for c in cards)
 
 
-def side_names(names: Sequence[str], view: SeatView) -> list[str]:
-    """A name per side: its seats' names joined with ``+`` (R4)."""
-    return [" + ".join(n for s, n in enumerate(names) if view.side_of[s] == side) for side in range(view.num_sides)]
 
 
 def _claim_lines(view: SeatView, names: Sequence[str]) -> list[Text]:

@@ -1,8 +1,8 @@
 """One person's game at the terminal: the loop of ``pisti-play``.
 
 :class:`PlaySession` seats the person in one seat and players from the registry (or any
-:class:`~pisti_env.agents.Player`) in the others, records the game (:class:`~pisti_env.replay.GameRecorder`)
-and shows, from the person's :class:`~pisti_env.agents.view.SeatView` only: the screen before
+:class:`~pisti_env.agents.Player`) in the others, records the game (:class:`~pisti_env.tools.replay.GameRecorder`)
+and shows, from the person's :class:`~pisti_env.views.view.SeatView` only: the screen before
 each of the person's moves, every move as it happens (with an optional delay), each hand's
 score breakdown and the result. Input comes from ``read_line`` (``input`` at a terminal), so the
 loop runs the same under a test.
@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ..agents import Player, SeatView
-from ..replay import GameRecorder, Record
-from ..rules import Settings
+from ..tools.replay import GameRecorder, Record
+from ..rules.settings import Settings
 from .commands import HELP, HELP_TEXT, HINT, LEGAL, QUIT, CommandError, legal_moves_text, parse_command, resolve_action
 from .events import describe_move, hand_summary, result_line, snapshot
 from .screen import render_screen, side_names
@@ -44,7 +44,7 @@ class PlaySession:
         console: where everything is printed.
         read_line: reads one line of input after printing its prompt (``input``); ``EOFError``
             leaves the game like ``q``.
-        sink: receives the replay records (:class:`~pisti_env.replay.GameRecorder`).
+        sink: receives the replay records (:class:`~pisti_env.tools.replay.GameRecorder`).
         hint: answers ``h`` with a line of text for the person's view, or ``None`` (no hints).
         delay: seconds to wait after each move of another seat.
         seed, deck, dealer: the game's (see :class:`~pisti_env.game.Game`).

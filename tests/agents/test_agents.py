@@ -36,8 +36,8 @@ from pisti_env.agents.bluffing import challenge_pays, challenge_probability, cla
 from pisti_env.agents.endgame import endgame_values
 from pisti_env.agents.expert import hold_probability
 from pisti_env.agents.greedy import provably_bluff
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
-from pisti_env.scoring import pisti_value
+from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.rules.scoring import pisti_value
 
 from helpers import C, F, O, cases, deck_with_prefix, down, play, provable_bluff_game, rank, to_claim
 

@@ -9,10 +9,10 @@ import random
 import pytest
 
 import pisti_env
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
 from pisti_env.agents import SeatView, has_batched_form, make_player
 from pisti_env.agents.bluffer import BlufferAgent
-from pisti_env.cards import RANK
+from pisti_env.rules.cards import RANK
 
 
 def _bluff(num_players: int = 2, **kw):

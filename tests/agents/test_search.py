@@ -23,7 +23,7 @@ from pisti_env import Game, make_settings  # noqa: E402
 from pisti_env.agents import SeatView, make_player  # noqa: E402
 from pisti_env.agents.pimc import play_out_hand  # noqa: E402
 from pisti_env.agents.search import SearchAgent, decide  # noqa: E402
-from pisti_env.cards import parse_cards  # noqa: E402
+from pisti_env.rules.cards import parse_cards  # noqa: E402
 
 TWO = make_settings(num_players=2, target=None)
 

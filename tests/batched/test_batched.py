@@ -20,9 +20,9 @@ import torch
 
 import pisti_env
 from pisti_env.batched import BatchedPisti, BatchState, BatchStep
-from pisti_env.cards import JACK
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
-from pisti_env import locations
+from pisti_env.rules.cards import JACK
+from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.rules import locations
 from helpers import ScriptedShuffle
 
 SETTINGS = [

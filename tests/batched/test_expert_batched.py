@@ -19,8 +19,8 @@ from pisti_env import Game, make_settings
 from pisti_env.agents import SeatView, has_batched_form, make_player
 from pisti_env.agents.expert import ExpertAgent
 from pisti_env.agents.expert_batched import BatchedExpert
-from pisti_env.cards import NUM_CARD_IDS
-from pisti_env.observation import ObservationEncoder
+from pisti_env.rules.cards import NUM_CARD_IDS
+from pisti_env.views.observation import ObservationEncoder
 
 CASES = {
     "2p hand": dict(num_players=2, target=None),

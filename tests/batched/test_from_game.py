@@ -25,7 +25,7 @@ from pisti_env.batched import BatchedPisti  # noqa: E402
 from pisti_env.batched.from_game import from_game, from_games  # noqa: E402
 from pisti_env.batched.state import FIELDS  # noqa: E402
 from pisti_env.batched.to_game import to_games  # noqa: E402
-from pisti_env.observation import ObservationEncoder  # noqa: E402
+from pisti_env.views.observation import ObservationEncoder  # noqa: E402
 
 VARIANTS = [
     pytest.param(dict(num_players=2, target=None), id="2p-hand"),

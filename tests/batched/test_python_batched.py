@@ -117,7 +117,7 @@ def test_pool_needs_the_state_for_a_python_player_and_registry_wraps_only_when_a
         PythonPlayerBatched(make_player("expert"), make_settings(num_players=6, decks=2))
     with pytest.raises(TypeError, match="must be a pisti_env.agents.Player"):
         PythonPlayerBatched(object(), settings)
-    from pisti_env.vector import PistiVectorEnv
+    from pisti_env.envs.vector import PistiVectorEnv
 
     with pytest.raises(ValueError, match="no batched form"):
         PistiVectorEnv(2, opponent="expert", bluff=True)

@@ -8,8 +8,8 @@ import random
 from pathlib import Path
 
 from pisti_env import Game, make_settings
-from pisti_env.actions import BELIEVE, FACE_DOWN
-from pisti_env.observation import ObservationEncoder
+from pisti_env.rules.actions import BELIEVE, FACE_DOWN
+from pisti_env.views.observation import ObservationEncoder
 
 from helpers import tiny_config
 

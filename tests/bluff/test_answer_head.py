@@ -14,9 +14,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from pisti_env import make_settings  # noqa: E402
-from pisti_env.actions import BELIEVE, CHALLENGE  # noqa: E402
-from pisti_env.cards import NUM_CARD_IDS, NUM_RANKS, RANK  # noqa: E402
-from pisti_env.observation import ObservationLayout  # noqa: E402
+from pisti_env.rules.actions import BELIEVE, CHALLENGE  # noqa: E402
+from pisti_env.rules.cards import NUM_CARD_IDS, NUM_RANKS, RANK  # noqa: E402
+from pisti_env.views.observation import ObservationLayout  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402
 from pisti_env.policies.claim_heads import ClaimView  # noqa: E402

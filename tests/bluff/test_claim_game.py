@@ -17,10 +17,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from pisti_env import make_settings  # noqa: E402
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN  # noqa: E402
-from pisti_env.cards import NUM_CARD_IDS, RANK  # noqa: E402
-from pisti_env.locations import PLAYED_BY  # noqa: E402
-from pisti_env.observation import ObservationLayout  # noqa: E402
+from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN  # noqa: E402
+from pisti_env.rules.cards import NUM_CARD_IDS, RANK  # noqa: E402
+from pisti_env.rules.locations import PLAYED_BY  # noqa: E402
+from pisti_env.views.observation import ObservationLayout  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402
 from training.bluff.capture_value import main as capture_value_main  # noqa: E402

@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from pisti_env import make_settings  # noqa: E402
-from pisti_env.actions import BELIEVE, FACE_DOWN  # noqa: E402
+from pisti_env.rules.actions import BELIEVE, FACE_DOWN  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
 from training.bluff.average import HeadAverage  # noqa: E402
 from training.trainer.checkpoint import CheckpointError, read_metadata  # noqa: E402

@@ -17,9 +17,9 @@ import shutil
 
 import pytest
 
-from pisti_env.cards import card_to_text
-from pisti_env.replay import GameRecorder, iter_replay, parse_replay_lines, read_replays
-from pisti_env.rules import make_settings
+from pisti_env.rules.cards import card_to_text
+from pisti_env.tools.replay import GameRecorder, iter_replay, parse_replay_lines, read_replays
+from pisti_env.rules.settings import make_settings
 from pisti_env.terminal import replay_cli
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")

@@ -1,4 +1,4 @@
-"""Every file the project writes goes through one atomic writer, `pisti_env.atomic.write_atomic`
+"""Every file the project writes goes through one atomic writer, `pisti_env.util.atomic.write_atomic`
 (issue 48): its temporary is created exclusively under a fresh name beside the target, so a
 link planted at a fixed temporary name (`OUT.tmp`) is never followed; a write that fails leaves
 no temporary and names the file (a lone surrogate shown escaped); every written file has the
@@ -83,7 +83,7 @@ def test_html_with_a_lone_surrogate_leaves_no_temporary(tmp_path):
 def test_html_page_size_is_bounded_and_games_are_chosen_with_game(tmp_path):
     """A file of more steps than a page holds is refused before anything is drawn or written,
     naming the limit and `--game`; a range of games is written."""
-    from pisti_env.drawing.replay_html import MAX_PAGE_FRAMES
+    from pisti_env.terminal.replay_html import MAX_PAGE_FRAMES
 
     games = MAX_PAGE_FRAMES // 40 + 5  # each single-hand random game has 40+ steps
     replay = write_replay(tmp_path / "games.jsonl", range(games))
@@ -101,7 +101,7 @@ def test_html_page_size_is_bounded_and_games_are_chosen_with_game(tmp_path):
 
 
 # ------------------------------------------------------------------ the shared writer
-@pytest.mark.parametrize("module", ["pisti_env.atomic", "training.trainer.atomic"])
+@pytest.mark.parametrize("module", ["pisti_env.util.atomic", "training.trainer.atomic"])
 def test_a_failed_write_leaves_no_temporary_and_names_the_file(tmp_path, module):
     """However a write fails (an OSError, content the encoding refuses), the target is left as
     it was, no temporary stays, and the error is an OSError naming the target, escaped. The
@@ -131,7 +131,7 @@ def test_a_failed_write_leaves_no_temporary_and_names_the_file(tmp_path, module)
 def test_written_files_have_one_mode_exports_included(tmp_path):
     """The writer's files (and exports, 0600 before) have a new file's mode: 0644 under umask 022."""
     torch = pytest.importorskip("torch")
-    from pisti_env.atomic import write_atomic
+    from pisti_env.util.atomic import write_atomic
     from training.benchmark.export import write_policy_file
 
     class Uniform(torch.nn.Module):
@@ -152,11 +152,11 @@ def test_written_files_have_one_mode_exports_included(tmp_path):
 
 def test_the_writers_use_the_one_atomic_helper():
     """No writer of the project builds its own temporary file (a fixed `.tmp` name, `mkstemp`)
-    outside `pisti_env/atomic.py` (checkpoint directories: `training/trainer/atomic.py`,
+    outside `pisti_env/util/atomic.py` (checkpoint directories: `training/trainer/atomic.py`,
     `weights.py`; scratch folders from `mkdtemp` are created exclusively and are not writers)."""
     root = Path(__file__).resolve().parents[2]
-    allowed = {"pisti_env/atomic.py", "training/trainer/atomic.py", "training/trainer/weights.py",
-               "pisti_env/flags.py"}  # flags: a probe of a folder's writability, removed at once
+    allowed = {"pisti_env/util/atomic.py", "training/trainer/atomic.py", "training/trainer/weights.py",
+               "pisti_env/tools/flags.py"}  # flags: a probe of a folder's writability, removed at once
     found = []
     for folder in ("pisti_env", "training", "benchmarks"):
         for path in (root / folder).rglob("*.py"):

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from pisti_env import make_settings
-from pisti_env.replay import GameRecorder, write_records
+from pisti_env.tools.replay import GameRecorder, write_records
 
-from pisti_env.demo import main as demo_main
+from pisti_env.tools.demo import main as demo_main
 from pisti_env.terminal.play_cli import main as play_main
 from pisti_env.terminal.replay_cli import main as replay_main
 from training.exploit.cli import main as exploit_main
@@ -263,7 +263,7 @@ def test_good_flags_still_parse():
 
 
 def test_one_line_parser_joins_lines(capsys):
-    from pisti_env.flags import ArgumentParser, fail
+    from pisti_env.tools.flags import ArgumentParser, fail
 
     assert fail("prog", ValueError("first\nsecond")) == 2
     assert capsys.readouterr().err == "prog: error: first; second\n"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pisti_env import flags
+from pisti_env.tools import flags
 
 ROOT = Path(__file__).resolve().parents[2]
 

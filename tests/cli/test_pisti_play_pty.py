@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pisti_env.replay import read_replays, replay
+from pisti_env.tools.replay import read_replays, replay
 from pisti_env.terminal import replay_cli
 
 pexpect = pytest.importorskip("pexpect")

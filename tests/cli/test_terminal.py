@@ -11,9 +11,9 @@ import pytest
 from rich.console import Console
 
 from pisti_env import Game, make_settings, new_game
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
 from pisti_env.agents import SeatView
-from pisti_env.cards import card_to_symbol, card_to_text, parse_card
+from pisti_env.rules.cards import card_to_symbol, card_to_text, parse_card
 from pisti_env.terminal.commands import (
     BELIEVE_CMD, CHALLENGE_CMD, DOWN, HELP, HINT, LEGAL, PLAY, QUIT, Command, CommandError, legal_moves_text,
     parse_command, resolve_action,

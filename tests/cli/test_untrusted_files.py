@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pisti_env.flags import printable
-from pisti_env.replay import MAX_DEPTH, MAX_LINE_BYTES, ReplayError, parse_replay_lines, read_replays, replay
+from pisti_env.tools.flags import printable
+from pisti_env.tools.replay import MAX_DEPTH, MAX_LINE_BYTES, ReplayError, parse_replay_lines, read_replays, replay
 from pisti_env.terminal import play_cli, replay_cli
 
 from helpers import recorded_random_game

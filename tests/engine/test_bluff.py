@@ -16,8 +16,8 @@ import pytest
 
 import pisti_env
 from pisti_env import Game, ObservationEncoder, make_settings, new_game, parse_card
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN, action_to_text
-from pisti_env import locations
+from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN, action_to_text
+from pisti_env.rules import locations
 
 from helpers import F, O, bluff_game, codes, deck_with_suffix, down, play, snapshot, to_claim
 
@@ -296,7 +296,7 @@ def test_R28_R29_the_shown_stock_bottom_card_stays_known_face_down():
                 lone = g.pile[0]
                 g.step(BELIEVE)
                 assert g.where[sb] == locations.CAPT_SHOWN + seat
-                assert g.public_points[seat] == points + 10 + pisti_env.scoring.POINTS[sb] + pisti_env.scoring.POINTS[lone]
+                assert g.public_points[seat] == points + 10 + pisti_env.rules.scoring.POINTS[sb] + pisti_env.rules.scoring.POINTS[lone]
                 assert g.claims[-1][4] == sb
                 return
             g.step(rng.choice(legal))
@@ -375,7 +375,7 @@ def test_R29_clone_copies_the_pending_claim():
 
 
 def test_R29_render_shows_the_claim_and_bluff_points():
-    from pisti_env.render import render_text
+    from pisti_env.envs.render import render_text
 
     g = to_claim("7D 9C 3C 4H")
     g.step(down("3C"))

@@ -21,7 +21,7 @@ from pisti_env import Game, ObservationEncoder, make_settings
 from pisti_env.agents import SeatView
 from pisti_env.agents.bluffing import claim_true_probability
 from pisti_env.agents.greedy import provably_bluff
-from pisti_env import locations
+from pisti_env.rules import locations
 
 from helpers import (
     C,

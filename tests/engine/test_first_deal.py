@@ -1,4 +1,4 @@
-"""``pisti_env.deal.first_deal`` gives the dealer and deck ``Game(settings, seed=...)`` starts
+"""``pisti_env.game.deal.first_deal`` gives the dealer and deck ``Game(settings, seed=...)`` starts
 with (R5-R7, R28), for every shape of deal: the batched evaluation starts its games from it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pisti_env import Game, make_settings
-from pisti_env.deal import first_deal
+from pisti_env.game.deal import first_deal
 
 
 @pytest.mark.parametrize("options", [

@@ -1,5 +1,5 @@
 """`Game`'s public methods check their arguments as the envs do (issue 48,
-`pisti_env.arguments.check_int`): a seat outside `0..num_players - 1` is a `ValueError`
+`pisti_env.util.arguments.check_int`): a seat outside `0..num_players - 1` is a `ValueError`
 naming the seat and the range, never wrapped (`hand_card_ids(-1)` read another seat's hand)
 nor an `IndexError`; a seat that is not an int, or a `determinize` generator that is neither
 a `random.Random`, an int seed nor `None`, is a `TypeError` naming the argument."""

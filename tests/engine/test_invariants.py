@@ -21,7 +21,7 @@ import pytest
 
 import pisti_env
 from pisti_env import make_settings
-from pisti_env.scoring import POINTS
+from pisti_env.rules.scoring import POINTS
 
 from helpers import card_points, cases, final_diff, matrix
 from referee import play_and_check, play_and_check_bluff

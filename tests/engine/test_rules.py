@@ -19,9 +19,9 @@ import pytest
 
 import pisti_env
 from pisti_env import Game, ObservationEncoder, make_settings, new_game, parse_card
-from pisti_env import game as game_mod
-from pisti_env import locations
-from pisti_env.cards import card_to_text
+from pisti_env.game import engine as game_mod
+from pisti_env.rules import locations
+from pisti_env.rules.cards import card_to_text
 
 from helpers import (  # tests/helpers.py; pytest puts tests/ on sys.path
     ALL_CODES,
@@ -735,7 +735,7 @@ def test_R20_card_points():
 
 
 def test_R20_values_of_every_card():
-    from pisti_env.scoring import card_points
+    from pisti_env.rules.scoring import card_points
 
     expected = {c: 0 for c in range(52)}
     for c in ids("AC AD AH AS JC JD JH JS"):

@@ -1,7 +1,7 @@
 """``Game``'s state schema: one per-side counter table, derived figures computed, copies by
 construction (issue 11).
 
-* ``Game.counts`` holds exactly the rows of :class:`pisti_env.counters.Counter` (the bluff rows
+* ``Game.counts`` holds exactly the rows of :class:`pisti_env.rules.counters.Counter` (the bluff rows
   only with the variant, R29), the same rows as the batched engine; the old attribute names
   (``captured_count``, ``match_scores``, ...) read the live rows.
 * ``public_total`` (R30) is computed, never stored: the match totals plus this hand's public
@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import pytest
 
 from pisti_env import Game, Settings, make_settings
-from pisti_env.counters import BLUFF_RESULT_ROWS, Counter, num_counters
+from pisti_env.rules.counters import BLUFF_RESULT_ROWS, Counter, num_counters
 
 VARIANTS = {
     "2p": {},

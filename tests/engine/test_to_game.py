@@ -23,7 +23,7 @@ from helpers import ScriptedShuffle  # noqa: E402
 from pisti_env import Game, make_settings  # noqa: E402
 from pisti_env.batched import BatchedPisti  # noqa: E402
 from pisti_env.batched.to_game import to_game, to_games  # noqa: E402
-from pisti_env.observation import ObservationEncoder  # noqa: E402
+from pisti_env.views.observation import ObservationEncoder  # noqa: E402
 
 VARIANTS = [
     pytest.param(dict(num_players=2, target=None, show_stock_bottom=True), id="2p-hand-stock-bottom"),

@@ -22,8 +22,8 @@ import numpy as np
 
 import pisti_env
 from pisti_env import Game, ObservationEncoder, make_settings
-from pisti_env.actions import BELIEVE, FACE_DOWN
-from pisti_env import locations
+from pisti_env.rules.actions import BELIEVE, FACE_DOWN
+from pisti_env.rules import locations
 
 from helpers import rank, rules_unknown
 

@@ -581,7 +581,7 @@ def test_determinize_numpy_seat_accepted():
 
 
 # --------------------------------------------------------------------------- one integer rule (issue 16.5)
-# pisti_env.arguments: an int or a NumPy integer is accepted everywhere (seeds, dealers, seats,
+# pisti_env.util.arguments: an int or a NumPy integer is accepted everywhere (seeds, dealers, seats,
 # batch sizes, actions); bool, float, str are a TypeError naming the argument.
 
 NUMPY_INTS = [np.int64(3), np.int32(3), np.uint8(3), np.int16(3)]
@@ -680,7 +680,7 @@ def test_vector_env_infos_are_copies():
     """The vector env's info arrays shared memory with its own tensors (``.numpy()`` of a CPU
     tensor): writing into ``infos["seat"]`` moved the learners' seats."""
     torch = pytest.importorskip("torch")
-    from pisti_env.vector import PistiVectorEnv
+    from pisti_env.envs.vector import PistiVectorEnv
 
     venv = PistiVectorEnv(4, opponent="random", target=None)
     venv.reset(seed=0)

@@ -21,12 +21,12 @@ import pytest
 
 import pisti_env
 from pisti_env import Game, make_settings
-from pisti_env.actions import BELIEVE, FACE_DOWN
+from pisti_env.rules.actions import BELIEVE, FACE_DOWN
 from pisti_env.agents import SeatView
-from pisti_env.cards import card_to_text
+from pisti_env.rules.cards import card_to_text
 from pisti_env.drawing import open_table, seat_table, table_svg
-from pisti_env.drawing.replay_html import replay_frames, replay_page
-from pisti_env.replay import GameRecorder, parse_replay_lines
+from pisti_env.terminal.replay_html import replay_frames, replay_page
+from pisti_env.tools.replay import GameRecorder, parse_replay_lines
 from pisti_env.terminal import replay_cli
 
 from helpers import rank

@@ -1,4 +1,4 @@
-"""Tests of the PettingZoo AEC environment ``pisti_v0`` (pisti_env/env.py).
+"""Tests of the PettingZoo AEC environment ``pisti_v0`` (pisti_env/envs/env.py).
 
 PettingZoo's own conformance tests (api_test, seed_test, render_test) run for the main
 configurations; the rest checks the environment's contract: spaces, agent order (R3, R5),
@@ -21,8 +21,8 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import pisti_env
 from pisti_env import Game, ObservationLayout, card_to_text, make_settings, parse_card
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
-from pisti_env.env import illegal_action_penalty
+from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.envs.env import illegal_action_penalty
 
 from helpers import (
     C,
@@ -92,7 +92,7 @@ def test_R29_pettingzoo_render_test(settings_case):
 
 
 def test_pettingzoo_module_style_import():
-    from pisti_env import pisti_v0
+    from pisti_env.envs import pisti_v0
 
     e = pisti_v0.env(target=None)
     e.reset(seed=0)

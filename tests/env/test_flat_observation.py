@@ -21,9 +21,9 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import pisti_env
-from pisti_env import pisti_v0
-from pisti_env.single_agent import PistiEnv
-from pisti_env.spaces import OBSERVATION_FORMATS
+from pisti_env.envs import pisti_v0
+from pisti_env.envs.single_agent import PistiEnv
+from pisti_env.envs.spaces import OBSERVATION_FORMATS
 
 from helpers import cases
 from no_leak_support import check_plain, check_with_face_down

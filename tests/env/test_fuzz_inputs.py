@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 
 import pisti_env
 from pisti_env import Game, make_settings
-from pisti_env.cards import NUM_CARD_IDS, card_to_text
+from pisti_env.rules.cards import NUM_CARD_IDS, card_to_text
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
-# Values that are not integers by the library's rule (pisti_env.arguments): a TypeError.
+# Values that are not integers by the library's rule (pisti_env.util.arguments): a TypeError.
 NOT_INTEGERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=5),

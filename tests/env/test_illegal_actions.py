@@ -1,11 +1,11 @@
-"""An illegal move never pays: the penalty of ``illegal_action="penalty"`` (pisti_env/env.py).
+"""An illegal move never pays: the penalty of ``illegal_action="penalty"`` (pisti_env/envs/env.py).
 
 With ``reward="diff"`` the offender's side ends the episode with what it collected so far plus
 the penalty; that must be no more than it ends with in any continuation of the game from that
 position. The tests check it against the worst of many continuations played out on copies of
 the game (random ones, and ones where every seat plays to hurt the offender's side), over
 random positions of 2, 3 and 4 players, partnerships, bluff, single hands and matches; and they
-check the lemma the penalty rests on (:func:`pisti_env.env.hand_points_bound` bounds the points
+check the lemma the penalty rests on (:func:`pisti_env.envs.env.hand_points_bound` bounds the points
 a hand can still hand out, R13–R29) at every position of many games. Each check is shown to
 fail with a penalty or bound that is too small.
 """
@@ -20,11 +20,11 @@ import pytest
 
 import pisti_env
 from pisti_env import Game
-from pisti_env.env import hand_points_bound
+from pisti_env.envs.env import hand_points_bound
 
 from helpers import case
 
-env_module = importlib.import_module("pisti_env.env")  # pisti_env.env is the env() function
+env_module = importlib.import_module("pisti_env.envs.env")  # pisti_env.env is the env() function
 
 # Single hands and matches (short targets, so positions near a match's end come up), with
 # partnerships, 3 and 4 separate sides, two decks, the scoring variants and the bluff variant.

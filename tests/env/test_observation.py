@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from pisti_env import Game, ObservationEncoder, ObservationLayout, make_settings
-from pisti_env.actions import BELIEVE, CHALLENGE
-from pisti_env import locations
+from pisti_env.rules.actions import BELIEVE, CHALLENGE
+from pisti_env.rules import locations
 
 from helpers import C, F, O, bluff_game, cases, down, to_claim
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pisti_env  # noqa: F401  (registers pisti/Pisti-v0)
-from pisti_env.env import env as aec_env
+from pisti_env.envs.env import env as aec_env
 from pisti_env.integrations.selfplay import SelfPlayEnv
 
 MESSAGE = r"seed must be an int >= 0 or None, got -1"

@@ -19,7 +19,7 @@ import pisti_env
 from pisti_env import PistiEnv
 from pisti_env.agents import RandomAgent, SeatView, make_player
 from pisti_env.integrations.selfplay import PolicyPlayer, SelfPlayEnv, SnapshotPool
-from pisti_env.rewards import side_difference, win_rewards
+from pisti_env.game.rewards import side_difference, win_rewards
 
 from helpers import cases, matrix
 

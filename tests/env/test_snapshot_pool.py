@@ -14,7 +14,7 @@ from pisti_env import Game, make_settings
 from pisti_env.agents import SeatView
 from pisti_env.integrations.doors import door_vector_env
 from pisti_env.integrations.snapshots import ModuleSnapshot, SnapshotPool
-from pisti_env.vector import PistiVectorEnv
+from pisti_env.envs.vector import PistiVectorEnv
 
 ACTIONS = 52
 

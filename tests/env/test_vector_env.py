@@ -1,4 +1,4 @@
-"""The vector env on the batched engine (``pisti_env.vector.PistiVectorEnv``): registration,
+"""The vector env on the batched engine (``pisti_env.envs.vector.PistiVectorEnv``): registration,
 Gymnasium's vector API, and game-for-game agreement with the single-agent env (R1–R29 through
 both engines), plus the batched engine's ``active`` stepping it relies on."""
 
@@ -16,8 +16,8 @@ import torch
 import pisti_env
 from pisti_env.batched import BatchedPisti
 from pisti_env.batched.state import FIELDS
-from pisti_env.single_agent import PistiEnv
-from pisti_env.vector import PistiVectorEnv
+from pisti_env.envs.single_agent import PistiEnv
+from pisti_env.envs.vector import PistiVectorEnv
 from helpers import Highest, Lowest, random_decks
 
 CHECKPOINT_2P = "checkpoints/pisti-2p"

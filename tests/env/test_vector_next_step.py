@@ -12,8 +12,8 @@ import pytest
 import torch
 from gymnasium.vector import AutoresetMode
 
-from pisti_env.rewards import side_difference
-from pisti_env.vector import PistiVectorEnv
+from pisti_env.game.rewards import side_difference
+from pisti_env.envs.vector import PistiVectorEnv
 
 # A deterministic opponent (the lowest legal id): no random draws, so both modes' games stay
 # the same whatever the order of the engine's calls.

@@ -20,7 +20,7 @@ import pytest
 
 from pisti_env import make_settings
 from pisti_env.agents import make_player
-from pisti_env.replay import read_replays, replay
+from pisti_env.tools.replay import read_replays, replay
 from training.harness.batched_play import play_batched, why_not_batched
 from training.harness.duplicate import Table, make_seatings, run_games
 from training.harness.evaluate import evaluate, main

@@ -1,4 +1,4 @@
-"""Issue 15: game replays (pisti_env/replay.py): the JSON-lines format round-trips, replaying
+"""Issue 15: game replays (pisti_env/tools/replay.py): the JSON-lines format round-trips, replaying
 every recorded game through the engine reproduces its decks and results exactly, and a bad or
 truncated file is refused with an error naming the line. ``pisti-eval --save-games`` records
 games without changing a figure."""
@@ -10,7 +10,7 @@ import json
 import pytest
 
 from pisti_env import make_settings
-from pisti_env.replay import GameRecorder, ReplayError, parse_replay_lines, read_replays, replay, write_records
+from pisti_env.tools.replay import GameRecorder, ReplayError, parse_replay_lines, read_replays, replay, write_records
 from training.harness.evaluate import evaluate
 
 from helpers import recorded_random_game
@@ -106,7 +106,7 @@ def test_records_the_engine_does_not_reproduce_name_the_line():
     illegal = list(lines)
     hand = [r for r in records if r["type"] == "hand"][0]["deck"]
     not_held = next(c for c in hand[:4])  # a table card: never in the mover's hand at the start
-    from pisti_env.cards import parse_card
+    from pisti_env.rules.cards import parse_card
     _edit_record(illegal, first_action, action=parse_card(not_held))
     assert f"line {first_action + 1}: the engine refuses this action" in error_of(illegal)
 
@@ -176,6 +176,6 @@ def test_import_pisti_env_stays_free_of_rich_and_torch():
     import subprocess
     import sys
 
-    code = "import sys, pisti_env, pisti_env.replay; print(sorted(m for m in ('rich', 'torch') if m in sys.modules))"
+    code = "import sys, pisti_env, pisti_env.tools.replay; print(sorted(m for m in ('rich', 'torch') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

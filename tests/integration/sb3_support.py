@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
-from pisti_env.rewards import side_difference
+from pisti_env.game.rewards import side_difference
 
 
 class VecReferee(VecEnvWrapper):

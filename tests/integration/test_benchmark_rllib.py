@@ -28,7 +28,7 @@ from pisti_env.integrations.rllib import (  # noqa: E402
     single_agent_ppo_config,
     train,
 )
-from pisti_env.vector import PistiVectorEnv  # noqa: E402
+from pisti_env.envs.vector import PistiVectorEnv  # noqa: E402
 from training.benchmark.agents import agent_kind, load_agent  # noqa: E402
 from training.harness import ray_backend  # noqa: E402
 

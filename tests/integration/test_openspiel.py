@@ -1,4 +1,4 @@
-"""Pişti as an OpenSpiel game (pisti_env/integrations/openspiel.py) and OpenSpiel's IS-MCTS as
+"""Pişti as an OpenSpiel game (pisti_env/agents/openspiel.py) and OpenSpiel's IS-MCTS as
 the ``ismcts`` player. Needs the ``openspiel`` extra (``pip install -e ".[openspiel]"``).
 
 Checks: ``pyspiel.load_game`` for 2–4 players and the variants, OpenSpiel's own random
@@ -19,12 +19,12 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel")
 
 from pisti_env import Game, make_settings  # noqa: E402
-from pisti_env.actions import FACE_DOWN  # noqa: E402
+from pisti_env.rules.actions import FACE_DOWN  # noqa: E402
 from pisti_env.agents import make_player  # noqa: E402
-from pisti_env.agents.view import SeatView  # noqa: E402
-from pisti_env.cards import IS_JACK  # noqa: E402
-from pisti_env.integrations import openspiel as os_pisti  # noqa: E402
-from pisti_env.rewards import side_difference  # noqa: E402
+from pisti_env.views.view import SeatView  # noqa: E402
+from pisti_env.rules.cards import IS_JACK  # noqa: E402
+from pisti_env.agents import openspiel as os_pisti  # noqa: E402
+from pisti_env.game.rewards import side_difference  # noqa: E402
 from training.harness.evaluate import evaluate  # noqa: E402
 
 from helpers import example_module  # noqa: E402

@@ -24,7 +24,7 @@ from pisti_env.integrations.rllib import (  # noqa: E402
     PistiMultiAgentEnv,
     ppo_config,
 )
-from pisti_env.rewards import side_difference, win_rewards  # noqa: E402
+from pisti_env.game.rewards import side_difference, win_rewards  # noqa: E402
 from training.harness import ray_backend  # noqa: E402
 
 from helpers import cases, example_module  # noqa: E402

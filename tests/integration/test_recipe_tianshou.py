@@ -20,7 +20,7 @@ pytest.importorskip("tianshou")
 import torch  # noqa: E402
 
 from pisti_env.integrations.snapshots import SnapshotPool  # noqa: E402
-from pisti_env.rewards import side_difference  # noqa: E402
+from pisti_env.game.rewards import side_difference  # noqa: E402
 
 from helpers import EXAMPLES, example_module  # noqa: E402
 from library_support import one_thread  # noqa: E402,F401  (a fixture)

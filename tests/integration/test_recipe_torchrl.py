@@ -13,7 +13,7 @@ import torch
 
 pytest.importorskip("torchrl")
 
-from pisti_env.rewards import side_difference  # noqa: E402
+from pisti_env.game.rewards import side_difference  # noqa: E402
 
 from helpers import example_module  # noqa: E402
 from library_support import assert_player_follows  # noqa: E402

@@ -31,8 +31,8 @@ from pisti_env.integrations.rllib import (  # noqa: E402
     single_agent_ppo_config,
     train,
 )
-from pisti_env.rewards import side_difference  # noqa: E402
-from pisti_env.vector import PistiVectorEnv  # noqa: E402
+from pisti_env.game.rewards import side_difference  # noqa: E402
+from pisti_env.envs.vector import PistiVectorEnv  # noqa: E402
 from training.harness import ray_backend  # noqa: E402
 
 from helpers import example_module  # noqa: E402

@@ -19,8 +19,8 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from stable_baselines3.common.vec_env import VecMonitor  # noqa: E402
 
 from pisti_env.integrations.sb3 import PistiSB3VecEnv, PolicySnapshot, SnapshotCallback, SnapshotPool  # noqa: E402
-from pisti_env.rewards import side_difference  # noqa: E402
-from pisti_env.single_agent import PistiEnv  # noqa: E402
+from pisti_env.game.rewards import side_difference  # noqa: E402
+from pisti_env.envs.single_agent import PistiEnv  # noqa: E402
 from helpers import Highest, Lowest, random_decks  # noqa: E402  (deterministic test players, decks)
 from sb3_support import VecReferee  # noqa: E402
 

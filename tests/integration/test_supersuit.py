@@ -29,7 +29,7 @@ import pytest
 
 ss = pytest.importorskip("supersuit")
 
-from pisti_env import pisti_v0  # noqa: E402
+from pisti_env.envs import pisti_v0  # noqa: E402
 
 from helpers import cases, final_diff  # noqa: E402
 

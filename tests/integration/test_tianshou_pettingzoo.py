@@ -18,8 +18,8 @@ pytest.importorskip("tianshou")
 import torch  # noqa: E402  (tianshou needs it)
 from tianshou.env import DummyVectorEnv, PettingZooEnv  # noqa: E402
 
-from pisti_env import pisti_v0  # noqa: E402
-from pisti_env.rewards import side_difference  # noqa: E402
+from pisti_env.envs import pisti_v0  # noqa: E402
+from pisti_env.game.rewards import side_difference  # noqa: E402
 
 from helpers import example_module  # noqa: E402
 from library_support import one_thread  # noqa: E402,F401  (a fixture)

@@ -19,8 +19,8 @@ from tianshou.env import BaseVectorEnv  # noqa: E402
 from tianshou.utils.torch_utils import policy_within_training_step  # noqa: E402
 
 from pisti_env.integrations.tianshou_batched import MaskedActor, ObsTrunk, PistiTianshouVectorEnv  # noqa: E402
-from pisti_env.rewards import side_difference  # noqa: E402
-from pisti_env.vector import PistiVectorEnv  # noqa: E402
+from pisti_env.game.rewards import side_difference  # noqa: E402
+from pisti_env.envs.vector import PistiVectorEnv  # noqa: E402
 
 SETTINGS = dict(num_players=2, target=None)
 

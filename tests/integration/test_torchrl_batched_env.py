@@ -13,8 +13,8 @@ pytest.importorskip("torchrl")
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 
 from pisti_env.integrations.torchrl_batched import GROUP, PistiSelfPlayTorchRLEnv, PistiTorchRLEnv  # noqa: E402
-from pisti_env.rewards import side_difference  # noqa: E402
-from pisti_env.vector import PistiVectorEnv  # noqa: E402
+from pisti_env.game.rewards import side_difference  # noqa: E402
+from pisti_env.envs.vector import PistiVectorEnv  # noqa: E402
 
 SETTINGS = {
     "2p": dict(),

@@ -6,7 +6,7 @@ import torch
 from pisti_env import make_settings
 from pisti_env.agents import make_player
 from pisti_env.batched import BatchedPisti
-from pisti_env.cards import HAND_SIZE
+from pisti_env.rules.cards import HAND_SIZE
 from training.distill.fit import centred_loss, decision_gain
 from training.distill.targets import FIELDS, SearchTargets, generate, side_value
 

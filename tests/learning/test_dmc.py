@@ -16,7 +16,7 @@ from torch import nn
 from pisti_env import make_settings
 from pisti_env.agents.exported import load_exported
 from pisti_env.batched import BatchedPisti
-from pisti_env.observation import ObservationLayout
+from pisti_env.views.observation import ObservationLayout
 from training.algorithms import dmc
 from training.algorithms.recipe import snapshot_name
 

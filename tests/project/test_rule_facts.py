@@ -1,7 +1,7 @@
 """Every rule fact is written once (issue 11).
 
-* The foundation modules (``cards``, ``scoring``, ``locations``, ``actions``, ``counters``,
-  ``rules``) own the rule values; an AST scan of every other module of ``pisti_env/`` and
+* The foundation modules (``pisti_env/rules/``: ``cards``, ``scoring``, ``locations``, ``actions``, ``counters``,
+  ``settings``) own the rule values; an AST scan of every other module of ``pisti_env/`` and
   ``training/`` fails on a bare numeric literal that is a rule value in disguise (10, 20, 22, 52,
   104, 105, 106), on ``x % 13`` / ``x % 52``, and on a module constant that redefines a name the
   foundation owns. A 10 or 20 that is the whole value of a named constant or config field
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pisti_env import make_settings, parse_card
-from pisti_env.scoring import (
+from pisti_env.rules.scoring import (
     CHALLENGE_FACTOR,
     POINTS,
     bluff_stake,
@@ -35,7 +35,7 @@ from pisti_env.scoring import (
 
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("pisti_env", "training")
-FOUNDATION = {f"pisti_env/{name}.py" for name in ("cards", "scoring", "locations", "actions", "counters", "rules")}
+FOUNDATION = {f"pisti_env/rules/{name}.py" for name in ("cards", "scoring", "locations", "actions", "counters", "settings")}
 RULE_LITERALS = {10, 20, 22, 52, 104, 105, 106}  # pişti/bluff points, the 10♦, card and action counts
 NEVER_NAMED = {22, 52, 104, 105, 106}  # no tunable takes these values: a named copy is a copy
 RULE_MODULI = {13, 52}  # rank and card id of a card
@@ -43,9 +43,9 @@ RULE_MODULI = {13, 52}  # rank and card id of a card
 ALLOWED: set[tuple[str, float, str]] = {
     ("training/trainer/checkpoint.py", 20, "1 << 20: the 1 MiB read size when hashing a file"),
     ("training/harness/stats.py", 10.0, "Elo's log base: 400 rating points per factor of 10 in odds"),
-    ("pisti_env/regular_files.py", 20, "1 << 20: the 1 MiB read size when hashing a file"),
+    ("pisti_env/util/regular_files.py", 20, "1 << 20: the 1 MiB read size when hashing a file"),
     ("pisti_env/policies/metadata.py", 20, "1 << 20: metadata.json's 1 MiB size limit"),
-    ("pisti_env/replay.py", 20, "1 << 20: a replay line's 1 MiB length limit"),
+    ("pisti_env/tools/replay.py", 20, "1 << 20: a replay line's 1 MiB length limit"),
     ("pisti_env/drawing/layout.py", 10, "a font size or an offset in pixels"),
     ("pisti_env/drawing/layout.py", 52, "a side's block height in pixels at most"),
 }
@@ -141,7 +141,7 @@ MODULES = scanned_modules()
 @pytest.mark.parametrize("rel", MODULES)
 def test_no_rule_value_as_a_bare_literal(rel):
     hits = rule_literal_hits(rel, (ROOT / rel).read_text(encoding="utf-8"), foundation_names())
-    where = "pisti_env.scoring/locations/actions/counters/cards"
+    where = "pisti_env.rules.scoring/locations/actions/counters/cards"
     assert not hits, f"rule values written as bare literals (use {where}):\n" + "\n".join(hits)
 
 

@@ -15,9 +15,9 @@ torch = pytest.importorskip("torch")
 
 import pisti_env  # noqa: E402
 from pisti_env.agents import checkpoint_location, make_player  # noqa: E402
-from pisti_env.flags import check_player_specs  # noqa: E402
+from pisti_env.tools.flags import check_player_specs  # noqa: E402
 from training.exploit.exploit import ExploitConfig, resolve  # noqa: E402
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN  # noqa: E402
+from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN  # noqa: E402
 from training.trainer.checkpoint import CheckpointError  # noqa: E402
 from pisti_env.policies.loader import load_policy  # noqa: E402
 from pisti_env.policies.network import sample_bluffs  # noqa: E402

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pisti_env.rules import Settings
-from pisti_env.flags import field_docs
+from pisti_env.rules.settings import Settings
+from pisti_env.tools.flags import field_docs
 from training.trainer.cli import build_parser, config_from_args
 from training.trainer.config import TrainConfig
 

@@ -10,8 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pisti_env.actions import BELIEVE, CHALLENGE  # noqa: E402
-from pisti_env.rules import Settings  # noqa: E402
+from pisti_env.rules.actions import BELIEVE, CHALLENGE  # noqa: E402
+from pisti_env.rules.settings import Settings  # noqa: E402
 from training.trainer.checkpoint import latest_run_checkpoint  # noqa: E402
 from training.trainer.cli import main  # noqa: E402
 from training.trainer.config import TrainConfig  # noqa: E402

@@ -13,9 +13,9 @@ torch = pytest.importorskip("torch")
 
 from pisti_env.batched import BatchedPisti  # noqa: E402
 from pisti_env.batched import engine as engine_module  # noqa: E402
-from pisti_env.observation import ObservationEncoder  # noqa: E402
-from pisti_env.rules import make_settings  # noqa: E402
-from pisti_env.vector import HOST_BYTES_PER_OBSERVATION_ENTRY, PistiVectorEnv  # noqa: E402
+from pisti_env.views.observation import ObservationEncoder  # noqa: E402
+from pisti_env.rules.settings import make_settings  # noqa: E402
+from pisti_env.envs.vector import HOST_BYTES_PER_OBSERVATION_ENTRY, PistiVectorEnv  # noqa: E402
 
 
 @pytest.mark.parametrize("build, name", [(BatchedPisti, "batch_size"), (PistiVectorEnv, "num_envs")])

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from pisti_env.batched import BatchedPisti
-from pisti_env.observation import ObservationLayout
-from pisti_env.rules import make_settings
-from pisti_env.rules import Settings
+from pisti_env.views.observation import ObservationLayout
+from pisti_env.rules.settings import make_settings
+from pisti_env.rules.settings import Settings
 from pisti_env.policies.network import PolicyNetwork, policy_network
 from pisti_env.policies.spec import NetworkSpec
 from training.trainer.network import ValueNetwork

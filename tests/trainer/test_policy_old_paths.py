@@ -1,6 +1,6 @@
 """The policy network, its spec, the checkpoint readers and the checkpoint player moved to
-``pisti_env.policies`` (and the untrusted-file readers to ``pisti_env.regular_files``, the
-versions of a report to ``pisti_env.versions``); the old import paths, which running jobs and
+``pisti_env.policies`` (and the untrusted-file readers to ``pisti_env.util.regular_files``, the
+versions of a report to ``pisti_env.tools.versions``); the old import paths, which running jobs and
 outside code use, still give the very same objects: one implementation, re-exported."""
 
 from __future__ import annotations
@@ -32,15 +32,15 @@ MOVED = {
     "training.trainer.checkpoint": ("pisti_env.policies.weights", ["load_policy_weights", "load_tensors"]),
     "training.trainer.failures": ("pisti_env.policies.weights", ["non_finite"]),
     "training.trainer.run_layout": ("pisti_env.policies.metadata", ["LOG_FILE"]),
-    "training.trainer.paths": ("pisti_env.regular_files", [
+    "training.trainer.paths": ("pisti_env.util.regular_files", [
         "read_regular", "regular_file", "entry_kind", "describe"]),
-    "training.trainer.atomic": ("pisti_env.regular_files", ["sha256"]),
+    "training.trainer.atomic": ("pisti_env.util.regular_files", ["sha256"]),
     "training.bluff.heads": ("pisti_env.policies.claim_heads", [
         "ClaimHeads", "ClaimView", "ClaimChanceView", "AveragedHead", "without_claim_heads", "lone_rank",
         "CLAIM_HEADS"]),
     "training.bluff.claim_game": ("pisti_env.policies.claim_game", [
         "SolvedClaims", "solve", "hypergeometric", "thresholds"]),
-    "training.harness.report": ("pisti_env.versions", ["versions"]),
+    "training.harness.report": ("pisti_env.tools.versions", ["versions"]),
     "pisti_env.agents.registry": ("pisti_env.policies", ["SHIPPED_POLICIES", "POLICY_DIR", "shipped_policy_path"]),
 }
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from pisti_env.batched import BatchedPisti
-from pisti_env.rules import make_settings
+from pisti_env.rules.settings import make_settings
 from pisti_env.policies.network import PolicyNetwork, policy_network, sample
 from training.trainer.pool import OpponentPool, SnapshotStack
 from training.trainer.rollout import LEARNER

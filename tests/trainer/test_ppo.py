@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from pisti_env.rules import Settings
+from pisti_env.rules.settings import Settings
 from pisti_env.policies.network import log_probs, masked_logits, policy_network, sample
 from training.trainer.network import entropy
 from training.trainer.ppo import assign_seat_rewards, gae, ppo_losses

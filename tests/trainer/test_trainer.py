@@ -13,7 +13,7 @@ import torch
 
 import pisti_env
 from pisti_env.agents.greedy import greedy_card
-from pisti_env.agents.view import SeatView
+from pisti_env.views.view import SeatView
 from pisti_env.batched import BatchedPisti
 from pisti_env.agents import RandomAgent
 from pisti_env.agents.greedy_batched import BatchedGreedy
@@ -62,7 +62,7 @@ def test_pool_draws_by_margin_with_a_uniform_floor():
     beat the learner come up most; ``uniform_share`` keeps every entry drawn at least
     ``uniform_share / entries`` of the time (a stale record gets refreshed)."""
     from training.trainer.pool import OpponentPool
-    from pisti_env.rules import make_settings
+    from pisti_env.rules.settings import make_settings
 
     pool = OpponentPool(make_settings(num_players=2), ("random", "greedy"), 4, 5.0, torch.device("cpu"))
     pool.entries[0].margin, pool.entries[1].margin = 100.0, -5.0  # beats random by far, loses to greedy
@@ -112,7 +112,7 @@ def test_batched_greedy_bluffs_and_answers_like_the_scripted_one(num_players):
     """R29: batched greedy never plays face down and challenges exactly the claims the
     scripted greedy can prove false (no card of the lone card's rank left unseen)."""
     from pisti_env.agents import make_agent
-    from pisti_env.actions import BELIEVE, FACE_DOWN
+    from pisti_env.rules.actions import BELIEVE, FACE_DOWN
 
     settings = pisti_env.make_settings(num_players=num_players, target=None, bluff=True)
     greedy = BatchedGreedy(settings)

@@ -35,7 +35,7 @@ How it maps onto Pişti:
 * **One network for every seat.** DouZero trains one network per position (landlord and the
   two farmers, whose roles differ). Pişti's seats differ only by their place in the playing
   order, and the observation is seat-relative with the dealer and the seat to move one-hot
-  (``pisti_env/observation.py``), so one network serves every seat.
+  (``pisti_env/views/observation.py``), so one network serves every seat.
 * **The state** is the seat's observation vector (what the seat may know, R30). DouZero's
   LSTM over the last moves is not needed: the observation encodes the history as card locations.
 * **The action** is the card played (action id = card id, R2). DouZero concatenates the
@@ -107,10 +107,10 @@ from torch import nn
 from pisti_env import make_settings
 from pisti_env.agents import SeatView
 from pisti_env.batched import BatchedPisti
-from pisti_env.cards import HAND_SIZE, JACK, NUM_CARD_IDS, NUM_RANKS, RANK, SUITS
-from pisti_env.flags import bounded, positive_float
-from pisti_env.observation import ObservationLayout
-from pisti_env.scoring import POINTS
+from pisti_env.rules.cards import HAND_SIZE, JACK, NUM_CARD_IDS, NUM_RANKS, RANK, SUITS
+from pisti_env.tools.flags import bounded, positive_float
+from pisti_env.views.observation import ObservationLayout
+from pisti_env.rules.scoring import POINTS
 from training.algorithms.hands import HAND_DECISIONS, HandPlayer
 from training.algorithms.recipe import (
     Progress, Snapshots, add_algorithm_flags, check_algorithm_args, game_settings, positive_int,

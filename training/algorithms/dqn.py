@@ -26,7 +26,7 @@ How it maps onto Pişti:
   majority R21 in the last one, which is ``done``; a side's in partnerships, R4)
   ([HandBatch.transitions][training.algorithms.hands.HandBatch.transitions]). ``--n-step k``
   sums the seat's next ``k`` rewards and bootstraps from its ``k``-th next decision.
-* **The network** reads the seat's observation vector ([pisti_env.observation][]: what the
+* **The network** reads the seat's observation vector ([pisti_env.views.observation][]: what the
   seat may know, R30-R31; 556 numbers with 2 players) and outputs ``Q(s, .)`` over the 52 card
   actions in units of ``1 / reward_scale`` points. The exported policy is the online network:
   the export masks illegal actions and plays the argmax, the greedy policy of the Q values.
@@ -90,7 +90,7 @@ from torch import nn
 
 from pisti_env.batched import BatchedPisti
 from training.algorithms.hands import HAND_DECISIONS, HandBatch, HandPlayer
-from pisti_env import flags
+from pisti_env.tools import flags
 from training.algorithms.recipe import (Progress, Snapshots, add_algorithm_flags, check_algorithm_args, game_settings,
                                         non_negative_int, positive_int)
 

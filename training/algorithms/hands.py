@@ -22,7 +22,7 @@ from typing import Callable
 import torch
 
 from pisti_env.batched import BatchedPisti
-from pisti_env.cards import NUM_CARD_IDS, TABLE_SIZE
+from pisti_env.rules.cards import NUM_CARD_IDS, TABLE_SIZE
 
 # Decisions in one single hand with one deck (R6, R18): every card but the table's first ones.
 HAND_DECISIONS = NUM_CARD_IDS - TABLE_SIZE

@@ -67,7 +67,7 @@ from torch import nn
 
 from pisti_env.batched import BatchedPisti
 from training.algorithms.hands import HAND_DECISIONS, HandBatch, HandPlayer
-from pisti_env import flags
+from pisti_env.tools import flags
 from training.algorithms.recipe import Progress, Snapshots, add_algorithm_flags, check_algorithm_args, game_settings, positive_int
 
 NAME = "nfsp"

@@ -28,7 +28,7 @@ import tempfile
 import time
 from typing import Sequence
 
-from pisti_env.rules import Settings
+from pisti_env.rules.settings import Settings
 
 from .recipe import Progress, Snapshots, add_algorithm_flags, check_algorithm_args, positive_int
 

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-# The flags' value checks are the CLIs' own (pisti_env.flags), re-exported for the algorithms.
-from pisti_env.flags import non_negative_int, positive_int, writable_file
+# The flags' value checks are the CLIs' own (pisti_env.tools.flags), re-exported for the algorithms.
+from pisti_env.tools.flags import non_negative_int, positive_int, writable_file
 
 if TYPE_CHECKING:
     from torch import nn

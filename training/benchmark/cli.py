@@ -32,7 +32,7 @@ import sys
 import unicodedata
 from typing import Any, Sequence
 
-from pisti_env.flags import ArgumentParser, check_path, fail, non_negative_int, positive_int, torch_device, writable_dir
+from pisti_env.tools.flags import ArgumentParser, check_path, fail, non_negative_int, positive_int, torch_device, writable_dir
 
 from .tasks import DEAL_SETS, FULL, get_task, played_deal_set, task_names
 

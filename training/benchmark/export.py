@@ -33,13 +33,13 @@ from typing import Any, Iterator, Mapping, Sequence
 import torch
 from torch import nn
 
-from pisti_env.actions import num_actions
+from pisti_env.rules.actions import num_actions
 from pisti_env.agents import make_player
-from pisti_env.atomic import write_atomic
+from pisti_env.util.atomic import write_atomic
 from pisti_env.agents.exported import CONTRACT_KEY, EXPORT_FORMAT, EXPORT_FORMAT_VERSION, PLAY_MODES
-from pisti_env.flags import ArgumentParser, fail, writable_dir
-from pisti_env.observation import OBS_VERSION
-from pisti_env.rules import Settings
+from pisti_env.tools.flags import ArgumentParser, fail, writable_dir
+from pisti_env.views.observation import OBS_VERSION
+from pisti_env.rules.settings import Settings
 
 FORMATS = {"torchscript": ".pt", "onnx": ".onnx"}
 EXAMPLE_BATCH = 3  # rows of the example input the graph is traced with (any batch size plays)
@@ -116,7 +116,7 @@ def write_policy_file(module: nn.Module, contract: dict[str, Any], fmt: str, pat
     """Write ``module`` (``(observation, action_mask) -> log_probs``, e.g. a
     :class:`MaskedLogProbs`; on the CPU, in evaluation mode) with its ``contract`` as one
     ``fmt`` file (``torchscript`` or ``onnx``) at ``path``; returns ``path``. The file is
-    written whole or not at all (``pisti_env.atomic.write_atomic``), so a reader never sees half of it."""
+    written whole or not at all (``pisti_env.util.atomic.write_atomic``), so a reader never sees half of it."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
     example = _example(contract)

@@ -14,7 +14,7 @@ was played.
 
 Reports are untrusted input. Each is read as a regular file at its own name (never through a
 link, never a FIFO or device, at most `MAX_REPORT_BYTES`: the checkpoints' reader,
-`read_regular` of `pisti_env.regular_files`), parsed without NaN or infinities, and
+`read_regular` of `pisti_env.util.regular_files`), parsed without NaN or infinities, and
 checked field by field before anything is written ([`check_report`][training.benchmark.leaderboard.check_report]):
 a text that reaches the page holding a control character is refused, naming the file and the
 field. Every text from a report is escaped for where it lands ([`code`][training.benchmark.leaderboard.code]):
@@ -31,9 +31,9 @@ import sys
 import unicodedata
 from typing import Any, Sequence
 
-from pisti_env.atomic import write_text_atomic
-from pisti_env.flags import ArgumentParser, fail, writable_file
-from pisti_env.regular_files import read_regular
+from pisti_env.util.atomic import write_text_atomic
+from pisti_env.tools.flags import ArgumentParser, fail, writable_file
+from pisti_env.util.regular_files import read_regular
 
 from .rating import anchored_rating
 from .run import REPORT_FORMAT

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from pisti_env import Settings
 from pisti_env.agents import Player, make_player
-from pisti_env.versions import versions
+from pisti_env.tools.versions import versions
 
 from training.harness.batched_play import why_not_batched
 from training.harness.duplicate import PlayerError, Table, make_seatings

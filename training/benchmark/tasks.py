@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from pisti_env import OBS_VERSION, Settings, make_settings
-from pisti_env.deal import first_deal
+from pisti_env.game.deal import first_deal
 
 # What a task needs of the environment: its name and observation layout version.
 ENV_NAME = "pisti_v0"

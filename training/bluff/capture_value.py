@@ -33,7 +33,7 @@ import random
 import sys
 from typing import Any, Sequence
 
-from pisti_env.flags import ArgumentParser, checkpoint_dir, fail, non_negative_int, positive_int
+from pisti_env.tools.flags import ArgumentParser, checkpoint_dir, fail, non_negative_int, positive_int
 
 
 def capture_value(policy: str, states: int = 150, rollouts: int = 6, seed: int = 0,
@@ -43,12 +43,12 @@ def capture_value(policy: str, states: int = 150, rollouts: int = 6, seed: int =
     ``ValueError`` otherwise) as the claimant, against itself or the player spec ``opponent``
     in the other side's seats; see the module docstring."""
     from pisti_env import Game, make_settings
-    from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
+    from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
     from pisti_env.agents.registry import make_player
-    from pisti_env.agents.view import SeatView
-    from pisti_env.cards import NUM_CARD_IDS, RANK
-    from pisti_env.locations import PLAYED_BY
-    from pisti_env.scoring import bluff_stake
+    from pisti_env.views.view import SeatView
+    from pisti_env.rules.cards import NUM_CARD_IDS, RANK
+    from pisti_env.rules.locations import PLAYED_BY
+    from pisti_env.rules.scoring import bluff_stake
     from pisti_env.policies.loader import load_policy
 
     player = load_policy(policy)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import torch
 
-from pisti_env.actions import BELIEVE, FACE_DOWN
+from pisti_env.rules.actions import BELIEVE, FACE_DOWN
 from pisti_env.policies.claim_heads import without_claim_heads
 from pisti_env.policies.metadata import MAX_COUNT, CheckpointError, _fail, _integer, _mapping, _sequence
 from pisti_env.policies.network import PolicyNetwork

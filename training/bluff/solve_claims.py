@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from pisti_env.flags import ArgumentParser, bounded, checkpoint_dir, fail, writable_dir
+from pisti_env.tools.flags import ArgumentParser, bounded, checkpoint_dir, fail, writable_dir
 from pisti_env.policies.claim_heads import without_claim_heads
 from pisti_env.policies.metadata import CheckpointError
 from pisti_env.policies.network import PolicyNetwork

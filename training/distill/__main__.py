@@ -21,7 +21,7 @@ import torch
 
 from pisti_env import make_settings
 from pisti_env.agents import make_player
-from pisti_env.flags import positive_float, positive_int
+from pisti_env.tools.flags import positive_float, positive_int
 
 from .fit import evaluate, fit
 from .targets import SearchTargets, generate
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         import json
         import sys
 
-        from pisti_env.atomic import write_text_atomic
+        from pisti_env.util.atomic import write_text_atomic
 
         keep = ("settings", "observation_size", "card_features", "hidden_sizes", "step")
         metadata = {key: player.metadata[key] for key in keep if key in player.metadata}

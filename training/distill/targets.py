@@ -25,8 +25,8 @@ import torch
 from pisti_env.agents.search import rollout_totals
 from pisti_env.batched import BatchedPisti
 from pisti_env.batched.state import take
-from pisti_env.cards import HAND_SIZE
-from pisti_env.rules import Settings
+from pisti_env.rules.cards import HAND_SIZE
+from pisti_env.rules.settings import Settings
 
 
 @dataclass

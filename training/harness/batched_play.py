@@ -3,7 +3,7 @@ block stepped at once (issue 17).
 
 The Python path (:func:`.duplicate.run_games`) plays deal ``i`` as ``Game(settings,
 seed=stream_seed(master, stream, i))``, once per seating. Here that game's dealer and deck
-come from :func:`pisti_env.deal.first_deal` (the same draws, R5–R7, R28), and those decks
+come from :func:`pisti_env.game.deal.first_deal` (the same draws, R5–R7, R28), and those decks
 and dealers start the batched engine's games (:func:`pisti_env.batched.transitions.first_state`),
 one row per (deal, seating). Both engines then play the same hand from the same cards
 (``tests/batched/test_batched.py`` keeps them equal move for move), so a player that chooses the same
@@ -27,7 +27,7 @@ What plays here (:func:`why_not_batched` says why a table does not): single hand
 (:func:`pisti_env.agents.has_batched_form`). Matches deal their later hands from the Python
 game's generator, which the batched engine does not have (it hashes its own decks), so they
 stay on the Python path. Replays of the first games are written by playing the recorded actions
-again on a :class:`~pisti_env.replay.GameRecorder`, so they are the games played here.
+again on a :class:`~pisti_env.tools.replay.GameRecorder`, so they are the games played here.
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Sequence
 
-from pisti_env.actions import BELIEVE
+from pisti_env.rules.actions import BELIEVE
 from pisti_env.agents import Agent, ExpertAgent, GreedyAgent, Player, RandomAgent, has_batched_form
-from pisti_env.arguments import check_int
-from pisti_env.cards import NUM_CARD_IDS
-from pisti_env.deal import first_deal
-from pisti_env.replay import GameRecorder
-from pisti_env.rules import Settings
+from pisti_env.util.arguments import check_int
+from pisti_env.rules.cards import NUM_CARD_IDS
+from pisti_env.game.deal import first_deal
+from pisti_env.tools.replay import GameRecorder
+from pisti_env.rules.settings import Settings
 
 from .duplicate import DEAL, PlayerError, Table, failure_text, player_seed, stream_seed
 

@@ -27,14 +27,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from pisti_env.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from pisti_env.rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
 from pisti_env.agents import Player, SeatView, make_player
-from pisti_env.arguments import check_int
-from pisti_env.cards import RANK
-from pisti_env.game import Game
-from pisti_env.rules import SETTING_NAMES, Settings, make_settings
+from pisti_env.util.arguments import check_int
+from pisti_env.rules.cards import RANK
+from pisti_env.game.engine import Game
+from pisti_env.rules.settings import SETTING_NAMES, Settings, make_settings
 
-from pisti_env.flags import ArgumentParser, add_settings_arguments, fail, non_negative_int, positive_int, values_of, writable_file
+from pisti_env.tools.flags import ArgumentParser, add_settings_arguments, fail, non_negative_int, positive_int, values_of, writable_file
 
 from .report import write_json
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from pisti_env import Game, Settings
 from pisti_env.agents import Player, SeatView, make_player
-from pisti_env.replay import GameRecorder
+from pisti_env.tools.replay import GameRecorder
 
 DEAL, MATCH = 0, 1  # seed streams: single-hand deals and whole matches
 SEATING_MODES = ("auto", "rotations", "permutations")
@@ -180,7 +180,7 @@ def play_seatings(
         players: per entry, player objects (:meth:`Table.build_players`).
         game_seed: seeds the deck(s) and the first dealer.
         replay_meta: if given, record each seating's game as a replay
-            (:class:`pisti_env.replay.GameRecorder`, with this ``meta`` and the seating number).
+            (:class:`pisti_env.tools.replay.GameRecorder`, with this ``meta`` and the seating number).
 
     Returns one record per seating: ``dealer`` (of the first hand), ``totals`` (per side: the
     hand's total, or the match total), ``winner`` (side or ``None``) and ``hands`` (hands played);

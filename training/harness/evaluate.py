@@ -46,13 +46,13 @@ import numpy as np
 from pisti_env import Settings, make_settings
 from pisti_env.agents import Player, make_player
 
-from pisti_env.arguments import check_int
-from pisti_env.flags import (
+from pisti_env.util.arguments import check_int
+from pisti_env.tools.flags import (
     ArgumentParser, add_settings_arguments, check_path, fail, non_negative_int, positive_int, torch_device, values_of,
     writable_dir,
 )
-from pisti_env.replay import write_records
-from pisti_env.versions import versions
+from pisti_env.tools.replay import write_records
+from pisti_env.tools.versions import versions
 
 from .analysis import ladder_ratings, summarize_table, win_matrices
 from .batched_play import ENGINES, play_batched, why_not_batched, worth_batching
@@ -113,7 +113,7 @@ def evaluate(
             the table's settings, which refuses a checkpoint trained for another game).
         progress: show a progress bar (tqdm) on stderr.
         save_games: write the first ``save_games`` deals (and matches) of each table, every
-            seating, as replays (:mod:`pisti_env.replay`) to ``replay_path``.
+            seating, as replays (:mod:`pisti_env.tools.replay`) to ``replay_path``.
         ray: play the games as Ray tasks at this address (``"local"``, ``"auto"``,
             ``HOST:PORT``) instead of ``workers`` processes; the figures are the same. Tables
             on the batched engine play in this process.

@@ -82,9 +82,9 @@ def plot_heatmap(players: Sequence[str], matrix: Sequence[Sequence[Any]], path: 
 
 
 def save_figure(fig: Any, path: str) -> None:
-    """Write ``fig`` as a PNG at ``path``, whole or not at all (``pisti_env.atomic.write_atomic``:
+    """Write ``fig`` as a PNG at ``path``, whole or not at all (``pisti_env.util.atomic.write_atomic``:
     through a temporary created exclusively beside it, never a link planted at its name)."""
-    from pisti_env.atomic import write_atomic
+    from pisti_env.util.atomic import write_atomic
 
     write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=100, format="png"))
 

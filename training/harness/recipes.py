@@ -13,7 +13,7 @@ import math
 import os
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from pisti_env.flags import writable_file
+from pisti_env.tools.flags import writable_file
 
 if TYPE_CHECKING:
     from torch import nn
@@ -53,7 +53,7 @@ def add_run_flags(parser: argparse.ArgumentParser, *, seed: int = 0, save: str =
 
 def export_path(text: str) -> str:
     """An argparse ``type=`` for ``--export``: a file name ending ``.pt`` or ``.onnx`` that can
-    be written (:func:`pisti_env.flags.writable_file`), so a bad path fails at once, not after
+    be written (:func:`pisti_env.tools.flags.writable_file`), so a bad path fails at once, not after
     the training budget."""
     from training.benchmark.export import format_of  # torch: only for a recipe that exports
 
@@ -83,7 +83,7 @@ def export_policy_file(network: "nn.Module", path: str, *, settings: Mapping[str
     Returns the path written (atomically: see :func:`training.benchmark.export.write_policy_file`).
     """
     from pisti_env import make_settings
-    from pisti_env.observation import ObservationLayout
+    from pisti_env.views.observation import ObservationLayout
     from training.benchmark.export import MaskedLogProbs, format_of, policy_contract, write_policy_file
 
     game = make_settings(**settings)

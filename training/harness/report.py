@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 # What produced a report: the one function, shared with pisti-play's replays (re-exported here).
-from pisti_env.versions import versions  # noqa: F401
+from pisti_env.tools.versions import versions  # noqa: F401
 
 
 def _ci(stat: dict[str, float], fmt: str = "{:+.2f}") -> str:
@@ -89,7 +89,7 @@ def _jsonable(x: Any) -> Any:
 
 def write_json(report: dict[str, Any], path: str) -> None:
     """Write ``report`` as JSON (NaN as ``null``, infinities as ``"inf"``/``"-inf"``), whole or
-    not at all (``pisti_env.atomic.write_atomic``)."""
-    from pisti_env.atomic import write_text_atomic
+    not at all (``pisti_env.util.atomic.write_atomic``)."""
+    from pisti_env.util.atomic import write_text_atomic
 
     write_text_atomic(path, json.dumps(_jsonable(report), indent=2) + "\n")

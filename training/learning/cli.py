@@ -22,7 +22,7 @@ import shlex
 import sys
 from typing import Any, Sequence
 
-from pisti_env.flags import ArgumentParser, fail, non_negative_int, positive_int, torch_device, writable_dir
+from pisti_env.tools.flags import ArgumentParser, fail, non_negative_int, positive_int, torch_device, writable_dir
 
 from .algorithms import algorithm_names, resolve_algorithm
 from .protocol import LEARNING_TASKS, LONG, STANDARD, get_learning_task

@@ -24,7 +24,7 @@ from pathlib import Path
 from statistics import median  # the standard library's (this package's statistics module is rliable's)
 from typing import Any, Mapping, Sequence
 
-from pisti_env.flags import ArgumentParser, fail, writable_dir
+from pisti_env.tools.flags import ArgumentParser, fail, writable_dir
 
 from .protocol import LEARNING_TASKS
 from .results import RESULTS_DIR, ResultsError, read_results
@@ -283,7 +283,7 @@ def report(results_dir: str, out_dir: str, task: str | None = None, seed: int = 
     import matplotlib
 
     matplotlib.rcParams["svg.hashsalt"] = "pisti"  # stable ids inside the SVGs
-    from pisti_env.atomic import write_text_atomic
+    from pisti_env.util.atomic import write_text_atomic
 
     from .statistics import compare
 

@@ -115,7 +115,7 @@ def read_results(path: str | os.PathLike) -> dict[str, Any]:
     """A results file, read as a regular file of bounded size (never through a link or from a
     FIFO) and checked ([check_results][training.learning.results.check_results]); every failure is
     a [ResultsError][training.learning.results.ResultsError] naming the file."""
-    from pisti_env.regular_files import read_regular
+    from pisti_env.util.regular_files import read_regular
 
     where = os.fspath(path)
     raw = read_regular(path, MAX_RESULTS_BYTES, refuse=ResultsError)  # its messages name the file
@@ -128,7 +128,7 @@ def read_results(path: str | os.PathLike) -> dict[str, Any]:
 
 def write_results(path: str | os.PathLike, data: Mapping[str, Any]) -> None:
     """Write ``data`` (checked first) to ``path`` atomically, its folder created."""
-    from pisti_env.atomic import write_text_atomic
+    from pisti_env.util.atomic import write_text_atomic
 
     check_results(dict(data), os.fspath(path))
     Path(path).parent.mkdir(parents=True, exist_ok=True)

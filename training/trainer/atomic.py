@@ -1,6 +1,6 @@
 """Atomic files and directories: a reader sees the old version or the new one, never a mixture.
 
-`write_atomic` (from `pisti_env.atomic`, the project's one atomic file writer)
+`write_atomic` (from `pisti_env.util.atomic`, the project's one atomic file writer)
 writes one file through a temporary created exclusively beside it, flushed to disk, then
 renamed into place. :func:`publish_directory` moves a complete temporary directory into place
 in one step (a rename, or an exchange with the old one). A killed write leaves only a
@@ -17,11 +17,11 @@ import uuid
 from pathlib import Path
 
 # The one atomic file writer (and its stray pattern, umask and directory flush) lives in
-# pisti_env.atomic, shared by every writer of the project; the directories of a checkpoint are
+# pisti_env.util.atomic, shared by every writer of the project; the directories of a checkpoint are
 # built on it here.
-from pisti_env.atomic import STRAY, file_mode, fsync_dir, temporary_prefix, umask, write_atomic  # noqa: E402,F401
+from pisti_env.util.atomic import STRAY, file_mode, fsync_dir, temporary_prefix, umask, write_atomic  # noqa: E402,F401
 # A file's SHA-256 (what a checkpoint's metadata records of its tensor files): the policy loader's.
-from pisti_env.regular_files import sha256  # noqa: F401
+from pisti_env.util.regular_files import sha256  # noqa: F401
 
 
 def remove_strays(parent: str | os.PathLike, name: str | None = None) -> list[Path]:

@@ -1,7 +1,7 @@
 """``pisti-train``: train a Pişti policy by self-play PPO (:func:`training.trainer.runner.run`).
 
 Every field of :class:`~training.trainer.config.TrainConfig` is a flag, generated from the
-dataclass with its docstring as help (:mod:`pisti_env.flags`), and every game setting of
+dataclass with its docstring as help (:mod:`pisti_env.tools.flags`), and every game setting of
 :class:`pisti_env.rules.Settings` too. With no arguments it trains the default 2-player policy.
 
 Examples::
@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from pisti_env.flags import (
+from pisti_env.tools.flags import (
     ArgumentParser, add_dataclass_arguments, add_settings_arguments, check_player_specs, checkpoint_dir, fail,
     non_negative_float, non_negative_int, positive_float, positive_int, torch_device, values_of, writable_dir,
 )
-from pisti_env.rules import Settings, make_settings
+from pisti_env.rules.settings import Settings, make_settings
 
 from .config import FLAG_NAMES, RESUMABLE, TrainConfig, flag
 from .failures import RunStopped

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pisti_env.policies.spec import NetworkSpec, SpecError
-from pisti_env.rules import Settings
+from pisti_env.rules.settings import Settings
 
 from .checks import FIELD_CHECKS
 
@@ -337,7 +337,7 @@ def _check_combinations(c: "TrainConfig") -> None:
 
 
 # ``pisti-train``'s flags for the fields the project-wide grammar names (every other field is
-# ``--field-name``, a game setting as pisti_env.flags spells it).
+# ``--field-name``, a game setting as pisti_env.tools.flags spells it).
 FLAG_NAMES = {
     "total_steps": ("--steps",),
     "num_envs": ("--envs",),

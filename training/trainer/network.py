@@ -4,7 +4,7 @@ needs it without the trainer, and is re-exported here), and the value network, t
 choice and the entropy, which only training needs.
 
 One policy network serves every seat (self-play shares parameters): the observation is
-seat-relative (:mod:`pisti_env.observation`), so "me" is always the observer.
+seat-relative (:mod:`pisti_env.views.observation`), so "me" is always the observer.
 
 The value network is a separate MLP (as in CleanRL's ``ppo.py``: no shared trunk, so the value
 loss never pulls on the policy's features) and may be *privileged*: during training it also

@@ -30,7 +30,7 @@ from pisti_env.agents.base import StatePlayer, needs_engine_state
 from pisti_env.batched import BatchState
 from pisti_env.policies.network import PolicyNetwork, sample
 from pisti_env.policies.player import CheckpointPlayer
-from pisti_env.rules import Settings
+from pisti_env.rules.settings import Settings
 
 
 

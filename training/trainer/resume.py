@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Any, Mapping
 import torch
 
 from pisti_env.batched import BatchedPisti
-from pisti_env.flags import torch_device
+from pisti_env.tools.flags import torch_device
 from pisti_env.policies.metadata import (
     METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, read_json, read_metadata,
 )
 from pisti_env.policies.weights import checked_file, load_tensors, network_shapes, tensor_shapes
-from pisti_env.rules import Settings, make_settings
+from pisti_env.rules.settings import Settings, make_settings
 
 from .config import RESUMABLE, TrainConfig, flag
 from .distributed import LOCAL, Shard

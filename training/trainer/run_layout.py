@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 # A run's log files whose sizes a checkpoint records: the schema's (the loader checks them), re-exported.
 from pisti_env.policies.metadata import LOG_FILE  # noqa: F401
-from pisti_env.regular_files import describe, entry_kind, read_regular
+from pisti_env.util.regular_files import describe, entry_kind, read_regular
 
 from .atomic import fsync_dir, remove_directory, remove_strays
 

@@ -25,7 +25,7 @@ import torch
 
 from pisti_env.batched import BatchState
 from pisti_env.batched.state import CODE_WIDTH
-from pisti_env.locations import NUM_LOCATIONS
+from pisti_env.rules.locations import NUM_LOCATIONS
 from pisti_env.policies.metadata import CheckpointError
 
 from .pool import Opponent

@@ -26,7 +26,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import save_file
 
-from pisti_env.observation import OBS_VERSION
+from pisti_env.views.observation import OBS_VERSION
 from pisti_env.policies.metadata import (
     FORMAT, FORMAT_VERSION, METADATA_FILE, MODEL_FILE, TRAINER_FILE, CheckpointError, read_metadata,
 )
