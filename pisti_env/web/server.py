@@ -47,7 +47,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..agents import checkpoint_location
 from ..agents.registry import SHIPPED_POLICIES, agent_names
 from ..rules import Settings, make_settings
 from .session import Busy, GameOver, MoveError, Sessions, WebGame
@@ -112,16 +111,17 @@ def page_choices() -> list[str]:
 
 
 def check_spec(value: Any, what: str, allowed: set[str]) -> str | None:
-    """A player spec sent by the page: ``None`` (the default), a registry name with options, or
-    one of the command line's specs (``allowed``); never a path the page chose."""
+    """A player spec sent by the page: ``None`` (the default), a registry name (a shipped policy
+    or a scripted player, with options: ``pimc:n=32``), or one of the command line's specs
+    (``allowed``); never a path the page chose (checkpoint paths come from the command line)."""
     if value is None or value in allowed:
         return value
-    if not isinstance(value, str) or not value or len(value) > MAX_SPEC or not _SPEC_CHARS.fullmatch(value):
-        raise BadRequest(400, f"{what} must be a player name such as greedy, expert, pimc:n=32 or pisti-2p "
-                              f"(letters, digits and _.:=,@-, at most {MAX_SPEC} characters)")
-    if checkpoint_location(value) is not None:
-        raise BadRequest(400, f"{what} names a path: checkpoint paths are given on the command line "
-                              "(pisti-play --web --opponent PATH), not by the page")
+    names = set(SHIPPED_POLICIES) | set(agent_names())
+    if (not isinstance(value, str) or len(value) > MAX_SPEC or not _SPEC_CHARS.fullmatch(value)
+            or value.split(":")[0] not in names):
+        raise BadRequest(400, f"{what} must be a player name with options if any ({', '.join(page_choices())}; "
+                              f"e.g. pimc:n=32), at most {MAX_SPEC} characters; checkpoint paths are given on the "
+                              "command line (pisti-play --web --opponent PATH), not by the page")
     return value
 
 
