@@ -53,8 +53,29 @@ def build_parser() -> argparse.ArgumentParser:
                              "for these settings; where none fits, expert, and the game says so)")
     parser.add_argument("--replay-out", type=writable_file, default=None, metavar="FILE",
                         help="the replay file to write (default runs/play/pisti-play-<time>-seed<seed>.jsonl)")
+    web = parser.add_argument_group("in a browser (the web extra: pip install 'pisti[web]')")
+    web.add_argument("--web", action="store_true",
+                     help="play in a browser: start a local web server and open its page (pisti_env.web)")
+    web.add_argument("--host", default="127.0.0.1",
+                     help="the address the server listens on (default 127.0.0.1, this machine only; another "
+                          "address prints a warning)")
+    web.add_argument("--port", type=non_negative_int, default=0, help="its port (default 0: a free one)")
+    web.add_argument("--no-browser", action="store_true", help="only print the page's address")
+    web.add_argument("--idle-minutes", type=positive_minutes, default=30,
+                     help="minutes after which an idle game is dropped, recorded as unfinished (default 30)")
     add_settings_arguments(parser)
     return parser
+
+
+def positive_minutes(text: str) -> float:
+    """An argparse ``type=``: minutes, a number in (0, 1440]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected minutes, a number in (0, 1440], got {text!r}") from None
+    if not 0 < value <= 1440:
+        raise argparse.ArgumentTypeError(f"expected minutes in (0, 1440], got {text!r}")
+    return value
 
 
 def _short(spec: str) -> str:
@@ -104,6 +125,10 @@ def _opponents(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.web:
+        from ..web.cli import main_web
+
+        return main_web(args)
     from rich.console import Console
     from rich.text import Text
 

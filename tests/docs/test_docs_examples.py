@@ -128,6 +128,7 @@ BUDGETS: dict[str, Budget] = {
     "benchmarks/bench_scale.py": Budget({"--deals": "4", "--steps": "1024", "--envs": "64", "--rollout": "8"},
                                         long="starts Ray workers and torchrun ranks"),
     "benchmarks/soak.py": Budget({"--hands": "1", "--only": "2p"}),
+    "benchmarks/bench_web.py": Budget({"--games": "2"}),
     "benchmarks/cuda_check.py": Budget({"--quick": None, "--device": "cpu"}, long="runs the CUDA test files and every GPU benchmark step"),
     "benchmarks/bench_lib_sb3.py": Budget({"--steps": "256", "--num-envs": "16", "--threads": "1"},
                                           long="trains on both doors (20 s or more)"),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
 LAYERS = {"engine", "env", "batched", "agents", "harness", "trainer", "learning", "bluff", "cli", "project",
-          "integration", "docs", "browser"}
+          "integration", "docs", "browser", "web"}
 
 
 def all_test_files() -> list[Path]:
