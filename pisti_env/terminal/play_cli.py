@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the replay file to write (default runs/play/pisti-play-<time>-seed<seed>.jsonl)")
     web = parser.add_argument_group("in a browser (the web extra: pip install 'pisti[web]')")
     web.add_argument("--web", action="store_true",
-                     help="play in a browser: start a local web server and open its page (pisti_env.web)")
+                     help="play in a browser: start a local web server and open its page (pisti_env.terminal.web)")
     web.add_argument("--host", default="127.0.0.1",
                      help="the address the server listens on (default 127.0.0.1, this machine only; another "
                           "address prints a warning)")
@@ -126,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.web:
-        from ..web.cli import main_web
+        from .web.cli import main_web
 
         return main_web(args)
     from rich.console import Console

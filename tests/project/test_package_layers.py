@@ -26,7 +26,6 @@ LAYERS = (
     FACE,
     "tools",  # flags, demo, replay, versions
     "terminal",  # pisti-play, pisti-replay
-    "web",  # pisti-play --web: the play page's server
     "integrations",  # the RL libraries' adapters
 )
 DYNAMIC = {"import_module", "__import__"}

@@ -21,7 +21,7 @@ pytest.importorskip("uvicorn", reason="the web extra is not installed (pip insta
 
 from pisti_env.tools.replay import read_replays, replay  # noqa: E402
 from pisti_env.rules import make_settings  # noqa: E402
-from pisti_env.web.session import Sessions  # noqa: E402
+from pisti_env.terminal.web.session import Sessions  # noqa: E402
 
 from web_support import client, config, live_server, random_prefix, read_lines, scripted_game, mapped  # noqa: E402
 
@@ -214,7 +214,7 @@ def test_R30_R31_answers_do_not_depend_on_what_the_seat_cannot_know(tmp_path, kw
 
 
 def test_importing_pisti_env_imports_no_web_library():
-    code = ("import sys, pisti_env, pisti_env.web, pisti_env.terminal.play_cli; "
+    code = ("import sys, pisti_env, pisti_env.terminal.web, pisti_env.terminal.play_cli; "
             "print(sorted(m for m in ('starlette', 'uvicorn', 'httpx') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}).stdout

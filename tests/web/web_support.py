@@ -15,9 +15,9 @@ from typing import Any, Iterator, Sequence
 from pisti_env import Game
 from pisti_env.rules.actions import BELIEVE, FACE_DOWN
 from pisti_env.rules import Settings, make_settings
-from pisti_env.web.cli import game_builder
-from pisti_env.web.server import ServerConfig, create_app, replay_paths
-from pisti_env.web.session import Sessions, WebGame
+from pisti_env.terminal.web.cli import game_builder
+from pisti_env.terminal.web.server import ServerConfig, create_app, replay_paths
+from pisti_env.terminal.web.session import Sessions, WebGame
 
 
 class Script:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
-from ..views.view import SeatView
-from ..rules.cards import card_to_symbol, card_to_text
-from ..drawing.scene import seat_table
-from ..drawing.svg import table_svg
-from ..terminal.events import BLUFF_COLUMNS, SUMMARY_COLUMNS, result_line
-from ..drawing.scene import side_names
+from ...rules.actions import BELIEVE, CHALLENGE, FACE_DOWN
+from ...views.view import SeatView
+from ...rules.cards import card_to_symbol, card_to_text
+from ...drawing.scene import seat_table
+from ...drawing.svg import table_svg
+from ..events import BLUFF_COLUMNS, SUMMARY_COLUMNS, result_line
+from ...drawing.scene import side_names
 
 PLAY, DOWN, BELIEVE_MOVE, CHALLENGE_MOVE = "play", "down", "believe", "challenge"
 

@@ -21,7 +21,7 @@ Safe by default:
 * moves are checked by the engine on the server: a card not in hand, a move out of turn or after
   the end is a 409 and changes nothing; the other seats' moves are chosen on the server only;
 * every answer is built from the person's ``pisti_env.agents.view.SeatView``
-  (``pisti_env.web.views``): it holds only what the seat may know (R30–R31);
+  (``pisti_env.terminal.web.views``): it holds only what the seat may know (R30–R31);
 * idle games expire (``--idle-minutes``, 30 by default), at most ``max_games`` at once (503);
 * an unexpected error is logged here and answered with a generic 500 body, never a traceback;
 * the page loads nothing from elsewhere (a strict Content-Security-Policy, no referrer).
@@ -47,11 +47,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..agents.registry import SHIPPED_POLICIES, agent_names
-from ..rules import Settings, make_settings
+from ...agents.registry import SHIPPED_POLICIES, agent_names
+from ...rules import Settings, make_settings
 from .session import Busy, GameOver, MoveError, Sessions, WebGame
 
-LOG = logging.getLogger("pisti_env.web")
+LOG = logging.getLogger("pisti_env.terminal.web")
 MAX_BODY = 4096  # bytes of a request body
 MAX_SPEC = 100  # characters of a player spec sent by the page
 PLAYER_COUNTS = (2, 3, 4)  # the page's choices (R3); 5 and 6 need two decks, the terminal's --decks 2
@@ -88,8 +88,8 @@ class ServerConfig:
             settings, else ``expert``, as in the terminal game); checkpoint paths are accepted
             from the command line only, the page offers registry names and these.
         hint_policy: the hint's policy spec (``None``: the shipped policy).
-        new_game: builds a game from its choices (``pisti_env.web.cli.build_game``).
-        idle_seconds, max_games: see ``pisti_env.web.session.Sessions``.
+        new_game: builds a game from its choices (``pisti_env.terminal.web.cli.build_game``).
+        idle_seconds, max_games: see ``pisti_env.terminal.web.session.Sessions``.
         delay: seconds the page waits between the other seats' moves.
     """
 
@@ -229,7 +229,7 @@ def create_app(config: ServerConfig, sessions: Sessions | None = None, host: str
 
     Args:
         config: the server's settings and game builder.
-        sessions: the games (a new ``pisti_env.web.session.Sessions`` from ``config``).
+        sessions: the games (a new ``pisti_env.terminal.web.session.Sessions`` from ``config``).
         host: the address the server listens on (the ``Host`` names it answers,
             ``allowed_hosts``).
     """
@@ -269,7 +269,7 @@ def create_app(config: ServerConfig, sessions: Sessions | None = None, host: str
 
     async def static(request: Request) -> Response:
         name, kind = _STATIC[request.url.path]
-        body = resources.files("pisti_env.web").joinpath("static", name).read_bytes()
+        body = resources.files("pisti_env.terminal.web").joinpath("static", name).read_bytes()
         return Response(body, media_type=kind)
 
     async def options(request: Request) -> Response:

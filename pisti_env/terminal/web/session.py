@@ -5,7 +5,7 @@ A ``WebGame`` is ``pisti_env.terminal.session.PlaySession``'s loop turned inside
 out for a web page: the person's move comes in (checked by the engine), then the other seats'
 players move until it is the person's turn again or the game is over, and the answer is the
 person's ``pisti_env.agents.view.SeatView`` after each of those moves
-(``pisti_env.web.views.seat_state``). The game is recorded as it is played
+(``pisti_env.terminal.web.views.seat_state``). The game is recorded as it is played
 (``pisti_env.tools.replay.GameRecorder``, one JSON-lines replay file per game, flushed per
 record); a game that expires, fails or is closed before its end is recorded as unfinished.
 """
@@ -17,11 +17,11 @@ import threading
 import time
 from typing import IO, Any, Callable, Sequence
 
-from ..agents import Player, SeatView
-from ..tools.replay import GameRecorder, Record, line_writer
-from ..rules import Settings
-from ..terminal.events import describe_move, snapshot
-from ..drawing.scene import side_names
+from ...agents import Player, SeatView
+from ...tools.replay import GameRecorder, Record, line_writer
+from ...rules import Settings
+from ..events import describe_move, snapshot
+from ...drawing.scene import side_names
 from .views import hand_breakdown, seat_state, table_picture
 
 DEFAULT_IDLE_SECONDS = 30 * 60  # an idle game is dropped after this long (recorded as unfinished)
@@ -101,7 +101,7 @@ class WebGame:
         return self.end is not None
 
     def state(self, frames: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
-        """The person's state now (``pisti_env.web.views.seat_state``)."""
+        """The person's state now (``pisti_env.terminal.web.views.seat_state``)."""
         winner = None if self.end is None else self.end.get("winner")
         state = seat_state(self.view(), self.names, frames=frames, breakdowns=self.breakdowns, winner=winner,
                            last_move=self.last_line)

@@ -3,7 +3,7 @@
 The first game is the one the command line asked for (its opponent, players, variant, seat and
 seed); the page's form starts others. Every game is written as a replay (``--replay-out`` for
 the first, the same name with ``-2``, ``-3`` … for the next ones; see
-``pisti_env.web.server.replay_paths``).
+``pisti_env.terminal.web.server.replay_paths``).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import webbrowser
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from ..tools.flags import check_path, fail, printable, values_of, writable_file
-from ..rules import SETTING_NAMES, make_settings
-from ..terminal.hint import Hinter
-from ..tools.versions import versions
+from ...tools.flags import check_path, fail, printable, values_of, writable_file
+from ...rules import SETTING_NAMES, make_settings
+from ..hint import Hinter
+from ...tools.versions import versions
 from .session import WebGame
 
 LOOPBACK = "127.0.0.1"
@@ -28,10 +28,10 @@ LOOPBACK = "127.0.0.1"
 
 def game_builder(hint_policy: str | None, replay_path: Callable[[int], str],
                  first_seed: int | None = None) -> Callable[[dict[str, Any]], WebGame]:
-    """A function building a ``pisti_env.web.session.WebGame`` from the page's checked
-    choices (``pisti_env.web.server.parse_choices``): players from the registry as in the
+    """A function building a ``pisti_env.terminal.web.session.WebGame`` from the page's checked
+    choices (``pisti_env.terminal.web.server.parse_choices``): players from the registry as in the
     terminal game, a hint policy loaded on first use, the replay file opened."""
-    from ..terminal.play_cli import _opponents, _short
+    from ..play_cli import _opponents, _short
     from .server import fresh_seed
 
     seeds = [first_seed] if first_seed is not None else []
