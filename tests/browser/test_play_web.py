@@ -15,20 +15,14 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 pytest.importorskip("starlette", reason="the web extra is not installed (pip install 'pisti[web]')")
 pytest.importorskip("uvicorn", reason="the web extra is not installed (pip install 'pisti[web]')")
-CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
-CHROMEDRIVER = shutil.which("chromedriver")
-if CHROMIUM is None or CHROMEDRIVER is None:
-    pytest.skip("headless Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)",
-                allow_module_level=True)
+from browser_support import headless_chromium  # noqa: E402  (skips the module without Chromium or Selenium)
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
@@ -45,17 +39,8 @@ SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "play-web.pn
 @pytest.fixture(scope="module")
 def browser():
     """One headless Chromium for the module, stopped however the tests end."""
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1000,1100",
-                "--no-first-run", "--disable-extensions"):
-        options.add_argument(arg)
-    options.binary_location = CHROMIUM
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
-    try:
+    with headless_chromium(1000, 1100) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def console_errors(driver) -> list[dict]:

@@ -22,12 +22,7 @@ from pisti_env.tools.replay import GameRecorder, iter_replay, parse_replay_lines
 from pisti_env.rules.settings import make_settings
 from pisti_env.terminal import replay_cli
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
-CHROMEDRIVER = shutil.which("chromedriver")
-if CHROMIUM is None or CHROMEDRIVER is None:
-    pytest.skip("headless Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)",
-                allow_module_level=True)
+from browser_support import headless_chromium  # noqa: E402  (skips the module without Chromium or Selenium)
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -38,17 +33,8 @@ STEPS = 9  # steps forward in the DOM checks
 @pytest.fixture(scope="module")
 def browser():
     """One headless Chromium for the module, stopped however the tests end."""
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1000,1000",
-                "--no-first-run", "--disable-extensions"):
-        options.add_argument(arg)
-    options.binary_location = CHROMIUM
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
-    try:
+    with headless_chromium(1000, 1000) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture(scope="module")

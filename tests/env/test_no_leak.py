@@ -1,15 +1,7 @@
 """R30/R31: a seat's observation, action mask and rewards depend only on what it may know.
 
-Method: stop a random game at a random moment, take the cards a seat cannot know (R31), deal
-them differently (permute them among their positions in the physical deck), replay the same
-plays from the same dealer and check that nothing the seat sees changes — its observation
-(through the encoder and through the env), its action mask, the rewards. Conversely, a change
-the seat *can* see (one card of its own hand swapped with an unknown one) must show, and the
-permutations must change other seats' views or the true state in some trials, so the test is
-not vacuous.
-
-The checks themselves are in ``no_leak_support.py`` (``test_flat_observation.py`` runs them on
-the flat observation too).
+The method and the checks themselves are in ``no_leak_support.py`` (``test_flat_observation.py``
+runs them on the flat observation too).
 
 The bluff variant is one more axis of the settings matrix: there the unknown cards include
 the face-down cards other seats played and nobody saw (R29), the partner's among them, and the

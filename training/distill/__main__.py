@@ -19,7 +19,7 @@ import time
 
 import torch
 
-from pisti_env import make_settings
+from pisti_env import Settings, make_settings
 from pisti_env.agents import make_player
 from pisti_env.tools.flags import positive_float, positive_int
 
@@ -29,9 +29,8 @@ from .targets import SearchTargets, generate
 CHUNK = 512  # games generated per batch of the engine
 
 
-def targets_for(policy: object, games: int, seed: int, log) -> SearchTargets:
+def targets_for(policy: object, settings: Settings, games: int, seed: int, log) -> SearchTargets:
     """Targets of ``games`` self-play hands in batches of ``CHUNK``, batch ``i`` from seed ``seed + i``."""
-    settings = make_settings(num_players=2, target=None)
     parts = []
     for i, start in enumerate(range(0, games, CHUNK)):
         t = time.perf_counter()
@@ -59,8 +58,8 @@ def main(argv: list[str] | None = None) -> None:
     torch.manual_seed(args.fit_seed)
     settings = make_settings(num_players=2, target=None)
     player = make_player(args.policy, settings=settings, play="argmax")
-    held = targets_for(player, args.held_out, args.seed, print)
-    train = targets_for(player, args.games, args.seed + -(-args.held_out // CHUNK), print)
+    held = targets_for(player, settings, args.held_out, args.seed, print)
+    train = targets_for(player, settings, args.games, args.seed + -(-args.held_out // CHUNK), print)
     network = player.network
     k = network.card_features
     print("start:", {key: round(v, 4) for key, v in evaluate(network, held, k).items()})

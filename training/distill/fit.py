@@ -31,21 +31,29 @@ def card_values(network: torch.nn.Module, targets: SearchTargets, rows: torch.Te
     return torch.where(cards >= 0, out.gather(1, cards.clamp(min=0)), torch.zeros((), dtype=out.dtype))
 
 
+def centred(values: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """``values`` minus their mean over each position's legal cards (``valid``); 0 where padded."""
+    mean = (values * valid).sum(1, keepdim=True) / valid.sum(1, keepdim=True)
+    return torch.where(valid, values - mean, torch.zeros((), dtype=values.dtype))
+
+
 def centred_loss(pred: torch.Tensor, q: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     """Mean squared error of the values centred over each position's legal cards."""
-    n = valid.sum(1, keepdim=True).float()
-    centre = lambda v: torch.where(valid, v - (v * valid).sum(1, keepdim=True) / n, torch.zeros((), dtype=v.dtype))
-    return ((centre(pred) - centre(q)) ** 2).sum() / valid.sum()
+    return ((centred(pred, valid) - centred(q, valid)) ** 2).sum() / valid.sum()
+
+
+def policy_column(targets: SearchTargets, rows: torch.Tensor) -> torch.Tensor:
+    """(rows,) the column of the policy's own card among each position's listed cards."""
+    return (targets.cards[rows] == targets.policy_card[rows, None]).float().argmax(1)
 
 
 def fitted_choice(pred: torch.Tensor, targets: SearchTargets, rows: torch.Tensor, margin: float = 0.0) -> torch.Tensor:
     """(rows,) the column of the card played on positions ``rows``: the best-valued one (ties:
     the first listed) where its value beats the policy's card by more than ``margin`` points,
     else the policy's card."""
-    cards = targets.cards[rows]
-    pred = torch.where(cards >= 0, pred, torch.tensor(-torch.inf))
+    pred = torch.where(targets.cards[rows] >= 0, pred, torch.tensor(-torch.inf))
     best = pred.argmax(1)
-    base = (cards == targets.policy_card[rows, None]).float().argmax(1)
+    base = policy_column(targets, rows)
     better = pred.gather(1, best[:, None])[:, 0] - pred.gather(1, base[:, None])[:, 0] > margin
     return torch.where(better, best, base)
 
@@ -54,7 +62,7 @@ def decision_gain(pred: torch.Tensor, targets: SearchTargets, rows: torch.Tensor
     """(rows,) ``q[fitted choice] - q[policy card]`` on positions ``rows``: the rollout
     advantage of the fitted choice (`fitted_choice`) over the policy's own."""
     q = targets.q[rows]
-    base = (targets.cards[rows] == targets.policy_card[rows, None]).float().argmax(1)
+    base = policy_column(targets, rows)
     chosen = fitted_choice(pred, targets, rows, margin)
     return q.gather(1, chosen[:, None])[:, 0] - q.gather(1, base[:, None])[:, 0]
 
@@ -67,9 +75,7 @@ def improvement_loss(logits: torch.Tensor, old_logits: torch.Tensor, q: torch.Te
     neg = torch.tensor(-torch.inf)
     logp = torch.log_softmax(torch.where(valid, logits, neg), 1)
     old = torch.softmax(torch.where(valid, old_logits, neg), 1)
-    n = valid.sum(1, keepdim=True).float()
-    adv = torch.where(valid, q - (q * valid).sum(1, keepdim=True) / n, torch.zeros(()))
-    expected = (logp.exp() * adv).sum(1)
+    expected = (logp.exp() * centred(q, valid)).sum(1)
     kl = (old * (torch.log(old.clamp_min(1e-12)) - torch.where(valid, logp, torch.zeros(())))).sum(1)
     return (kl_coef * kl - expected).mean()
 
@@ -137,7 +143,7 @@ def evaluate(network: torch.nn.Module, held_out: SearchTargets, card_features: i
             loss += float(centred_loss(pred, held_out.q[rows], held_out.cards[rows] >= 0)) * len(rows)
             preds.append(pred)
     pred, rows = torch.cat(preds), torch.arange(len(held_out))
-    base = (held_out.cards == held_out.policy_card[:, None]).float().argmax(1)
+    base = policy_column(held_out, rows)
     row: dict[str, float] = {"held_out_loss": loss / len(held_out)}
     for margin in margins:
         g = decision_gain(pred, held_out, rows, margin)
