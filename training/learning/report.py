@@ -76,7 +76,7 @@ def _evaluation_steps(doc: Mapping[str, Any]) -> list[int]:
 
 
 def _code(text: str) -> str:
-    from training.benchmark.leaderboard import code
+    from training.benchmark.report_check import code
 
     return code(text)
 
@@ -189,6 +189,8 @@ def plots(task: str, comparison: Any, out: Path) -> list[str]:
     import numpy as np
     from rliable import plot_utils
 
+    from training.harness.plots import save_figure
+
     from .statistics import _arch_quiet
 
     names = sorted(comparison.iqm, key=lambda name: -comparison.iqm[name])
@@ -229,14 +231,11 @@ def plots(task: str, comparison: Any, out: Path) -> list[str]:
             fig = plot_utils.plot_probability_of_improvement(probabilities, intervals, figsize=(6, 1.2 + 0.5 * len(pairs)))
         figures["improvement"] = fig if hasattr(fig, "savefig") else plt.gcf()
 
-    (out / "img").mkdir(parents=True, exist_ok=True)
     written = []
     for kind, fig in figures.items():
         figure = fig if hasattr(fig, "savefig") else plt.gcf()
-        for suffix in ("png", "svg"):
-            # SVG with fixed ids and no date, so the same results give the same bytes
-            figure.savefig(out / "img" / f"{task}-{kind}.{suffix}", dpi=110, bbox_inches="tight",
-                           metadata={"Date": None} if suffix == "svg" else {"Software": None})
+        for suffix in ("png", "svg"):  # the same results give the same bytes (save_figure)
+            save_figure(figure, out / "img" / f"{task}-{kind}.{suffix}", dpi=110, tight=True)
         written.append(f"img/{task}-{kind}.svg")
         plt.close(figure)
     return written
@@ -280,9 +279,6 @@ def build_parser() -> ArgumentParser:
 
 def report(results_dir: str, out_dir: str, task: str | None = None, seed: int = 0, reps: int = 50_000) -> list[Path]:
     """Write every task's page, numbers and plots; returns the pages written."""
-    import matplotlib
-
-    matplotlib.rcParams["svg.hashsalt"] = "pisti"  # stable ids inside the SVGs
     from pisti_env.util.atomic import write_text_atomic
 
     from .statistics import compare
