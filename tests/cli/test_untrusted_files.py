@@ -285,12 +285,26 @@ def rendered_rows(page: str) -> list[str]:
     return [row for row in html.split("<tr>")[1:]]
 
 
+def rendered_page(page: str) -> str:
+    """The whole page as HTML, by the same renderer as [rendered_rows]."""
+    try:
+        import markdown
+
+        return markdown.markdown(page, extensions=["tables", "attr_list"])
+    except ImportError:
+        from markdown_it import MarkdownIt
+
+        return MarkdownIt("commonmark", {"html": True}).enable("table").render(page)
+
+
 def test_leaderboard_text_from_reports_is_escaped_never_markup(tmp_path):
     """A backtick in an agent's name or --made-with ended its code span, so the page carried a
-    live <script>; a '|' split the table's cells."""
+    live <script>; a '|' split the table's cells. The names are in the table, the commands in
+    the fold under it (a raw HTML block): escaped in both."""
     reports = tmp_path / "reports"
     reports.mkdir()
-    for name, data in {"a": report(agent=PAYLOAD), "b": report(made_with=PAYLOAD),
+    for name, data in {"a": report(agent=PAYLOAD, display_name="a` <script>x</script>"),
+                       "b": report(made_with=PAYLOAD),
                        "c": report(agent="c", command="pisti-benchmark 'a|b' --task pisti-2p"),
                        "d": report(agent="``x``<b>&amp;\\")}.items():
         (reports / f"{name}.json").write_text(json.dumps(data))
@@ -303,11 +317,13 @@ def test_leaderboard_text_from_reports_is_escaped_never_markup(tmp_path):
     assert len(rows) == 5  # the header and four agents
     for row in rows:
         assert "<script" not in row and "<b>" not in row
-        assert row.count("<td>") + row.count("<th>") == 8, row  # rank, agent, rating, 4 opponents, command
-    text = "".join(rows)
-    for shown in ("x&#96; &#60;script&#62;", "&#124; z"):  # the text, shown as text
-        assert shown in page, page
-    assert "alert" in text and "`greedy`" in page  # plain names keep their plain code span
+        assert row.count("<td>") + row.count("<th>") == 7, row  # rank, agent, rating, 4 opponents
+    html = rendered_page(page)
+    assert "<script" not in html and "<b>" not in html
+    assert "a&#96; &#60;script&#62;x" in page  # the display name, shown as text in its cell
+    assert "x` &lt;script&gt;alert(1)&lt;/script&gt; `y | z" in page  # --made-with, shown as text in the fold
+    assert "pisti-benchmark &#x27;a|b&#x27; --task pisti-2p" in page
+    assert "`greedy`" in page  # plain names keep their plain code span
 
 
 @pytest.mark.parametrize("field, edits", [

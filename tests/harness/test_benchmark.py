@@ -321,7 +321,8 @@ def test_short_deal_set_rows_get_their_own_table_with_how_the_agent_was_made(tmp
     head, _, short_table = page.partition("### pisti-2p@1, short deal set")
     assert "`whole`" in head and "`slow`" not in head
     assert "`slow`" in short_table and "`whole`" not in short_table
-    assert "`python train.py --save slow.pt`, then `run slow`" in short_table
+    assert "<li><code>slow</code>: <code>python train.py --save slow.pt</code>, then <code>run slow</code></li>" \
+        in short_table  # in the fold under the short table
     _fake_report(tmp_path, "slow", version, deal_set="short", count=TASKS["pisti-2p"].short_count + 1)
     with pytest.raises(ValueError, match="short deal set"):
         lb.leaderboard(str(tmp_path))
