@@ -8,8 +8,8 @@ settings, one move at a time) measured in the same run as the reference.
 The observations are written into one preallocated buffer, as a trainer writes them into its
 rollout storage (``step(actions, observation_out=...)``); ``--fresh`` lets the engine allocate
 new observation tensors each step instead. Formats: ``float`` (the default observation,
-float32) and ``uint8`` (:meth:`BatchedPisti.step` with ``observation_format="uint8"``: the
-card block as 0/1 bytes plus the float rest, see :mod:`pisti_env.batched.compact`).
+float32) and ``uint8`` ([`BatchedPisti.step`][pisti_env.batched.BatchedPisti.step] with ``observation_format="uint8"``: the
+card block as 0/1 bytes plus the float rest, see `pisti_env.batched.compact`).
 
 Torch runs with ``--threads`` threads (1 by default: the figures on the docs' performance page are one
 thread's); the header prints the thread count, the device (the GPU's name on CUDA, where every

@@ -7,10 +7,10 @@ time goes (inside our env vs inside RLlib).
 
 Doors (both with the recipes' PPO settings, the sampling in the driver, one torch thread):
 
-* ``multi-agent AEC``: :class:`~pisti_env.integrations.rllib.PistiMultiAgentEnv` (``pisti_v0``
+* ``multi-agent AEC``: [`PistiMultiAgentEnv`][pisti_env.integrations.rllib.PistiMultiAgentEnv] (``pisti_v0``
   step by step, one shared module for both seats; ``examples/rllib_ppo.py``), 16 games per
   env runner. Every decision is a learner step.
-* ``batched vector``: :class:`~pisti_env.integrations.rllib.PistiVectorRLlibEnv` (the vector
+* ``batched vector``: [`PistiVectorRLlibEnv`][pisti_env.integrations.rllib.PistiVectorRLlibEnv] (the vector
   env on the batched engine, ``greedy`` batched at the other seat; ``examples/rllib_ppo_vector.py``),
   256 games per env runner. A learner step is one of the learner's decisions.
 
@@ -53,7 +53,7 @@ CLOCK = Stopwatch()  # seconds inside the timed envs' reset/step (the env runner
 
 
 class Timed:
-    """Mixed in before an env class: its ``reset`` and ``step`` add their time to :data:`CLOCK`."""
+    """Mixed in before an env class: its ``reset`` and ``step`` add their time to `CLOCK`."""
 
     def reset(self, **kwargs):
         return CLOCK.call(super().reset, **kwargs)

@@ -5,10 +5,10 @@ the share of the time spent inside our env against inside the library.
     python benchmarks/bench_lib_sb3.py                   # --steps 32768 on each door
     python benchmarks/bench_lib_sb3.py --steps 65536 --num-envs 1024
 
-* **step**: the step-by-step env (``pisti/Pisti-v0``, :class:`~pisti_env.envs.single_agent.PistiEnv`,
+* **step**: the step-by-step env (``pisti/Pisti-v0``, [`PistiEnv`][pisti_env.envs.single_agent.PistiEnv],
   the Python engine) as ``examples/sb3_maskable_ppo.py --door step`` trains on it (SB3 wraps it
   in a one-game ``DummyVecEnv``; that recipe's PPO settings).
-* **batched**: :class:`~pisti_env.integrations.sb3.PistiSB3VecEnv` (``--num-envs`` games on the
+* **batched**: [`PistiSB3VecEnv`][pisti_env.integrations.sb3.PistiSB3VecEnv] (``--num-envs`` games on the
   batched engine) in ``VecMonitor``, with the recipe's batched PPO settings.
 
 Both play 2-player single hands against ``greedy``. The env's time is everything inside the

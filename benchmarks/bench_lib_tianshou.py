@@ -8,7 +8,7 @@ time spent inside our env against inside the library.
 * **step**: Tianshou's ``PettingZooEnv`` over ``pisti_v0`` (the Python engine, one game per
   ``DummyVectorEnv`` worker), trained as ``examples/tianshou_pettingzoo_selfplay.py`` trains
   (self-play: every decision of every seat is a learner decision; that recipe's settings).
-* **batched**: :class:`~pisti_env.integrations.tianshou_batched.PistiTianshouVectorEnv`
+* **batched**: [`PistiTianshouVectorEnv`][pisti_env.integrations.tianshou_batched.PistiTianshouVectorEnv]
   (``--envs`` games on the batched engine, the learner against ``greedy``), trained as
   ``examples/tianshou_masked.py`` trains (its PPO settings, ``--steps-per-env`` per rollout).
 * **engine**: the reference: ``PistiVectorEnv`` alone, ``--envs`` games, random legal actions,

@@ -1,6 +1,6 @@
 """Bytes per game of the batched engine and the vector env, measured, next to the estimates
 their constructors check a size against (``BYTES_PER_OBSERVATION_ENTRY`` of
-:mod:`pisti_env.batched.engine`, ``HOST_BYTES_PER_OBSERVATION_ENTRY`` of :mod:`pisti_env.envs.vector`).
+`pisti_env.batched.engine`, ``HOST_BYTES_PER_OBSERVATION_ENTRY`` of `pisti_env.envs.vector`).
 
 Each case runs in a fresh process: it builds N games on the CPU, resets them and plays 30 steps
 of legal moves, and reports (peak resident memory − memory before building) / N. An estimate

@@ -67,7 +67,7 @@ def combinations(full: bool = False, only: Sequence[str] = ()) -> Iterator[tuple
 
 def soak(hands: int, seed: int = 0, full: bool = False, observe_every: int = 1, only: Sequence[str] = (),
          out=sys.stdout) -> dict[str, Any]:
-    """Play at least ``hands`` hands per combination (of :func:`combinations`: ``full``,
+    """Play at least ``hands`` hands per combination (of `combinations`: ``full``,
     ``only``) under the referee, checking the observation every ``observe_every`` decisions;
     returns the totals
     (``hands``, ``decisions``, ``observation_checks``, ``worlds_differing``, ``violations``:

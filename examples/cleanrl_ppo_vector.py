@@ -4,8 +4,8 @@
     python examples/cleanrl_ppo_vector.py --help                  # every hyperparameter
     python examples/cleanrl_ppo_vector.py --export agents/cleanrl-ppo.pt  # also the policy, for pisti-benchmark
 
-One file, read top to bottom: the hyperparameters (:class:`Args`), the network
-(:class:`Agent`), the rollout on ``gymnasium.make_vec("pisti/Pisti-v0", output="torch")``
+One file, read top to bottom: the hyperparameters (`Args`), the network
+(`Agent`), the rollout on ``gymnasium.make_vec("pisti/Pisti-v0", output="torch")``
 (observations, masks, rewards and dones stay torch tensors: no NumPy round trip), GAE, the
 clipped PPO update, and at the end an evaluation of the trained policy on duplicate deals
 through the evaluation harness (``training.harness.evaluate``), as ``pisti-eval`` plays them.
@@ -129,7 +129,7 @@ class Args:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
-    """:class:`Args` from the command line: one flag per field, its help from the field."""
+    """`Args` from the command line: one flag per field, its help from the field."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for f in dataclasses.fields(Args):
         flag, kind = "--" + f.name.replace("_", "-"), f.type

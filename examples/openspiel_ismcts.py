@@ -8,11 +8,11 @@ Needs the ``openspiel`` extra: ``pip install -e ".[openspiel]"``. Then::
 1. ``import pisti_env.agents.openspiel`` registers the game ``python_pisti`` (one hand;
    the deal as chance nodes; ``players`` 2–4 and the rule variants as parameters), so
    ``pyspiel.load_game("python_pisti", {...})`` works like any OpenSpiel game.
-2. :func:`check` runs OpenSpiel's random-simulation test on it.
-3. :func:`play_hand` plays one hand with OpenSpiel's API alone: its ``ISMCTSBot`` for seat 0
+2. `check` runs OpenSpiel's random-simulation test on it.
+3. `play_hand` plays one hand with OpenSpiel's API alone: its ``ISMCTSBot`` for seat 0
    (drawing its worlds with the state's ``resample_from_infostate``) against uniformly random
    seats; the returns are the hand's score differences.
-4. :func:`margins` measures the registry's ``ismcts`` player (the same bot, from a seat's
+4. `margins` measures the registry's ``ismcts`` player (the same bot, from a seat's
    view) against ``random`` and ``greedy`` on duplicate deals through the harness, as
    ``pisti-eval ismcts:n=100 greedy --deals 150 --matches 0`` does.
 """

@@ -97,7 +97,7 @@ def make_config(
     hidden: Sequence[int] = (256, 256),
     **ppo: Any,
 ) -> PPOConfig:
-    """PPO on 2-player single hands, one shared masked module (``ppo``: :data:`PPO`'s
+    """PPO on 2-player single hands, one shared masked module (``ppo``: `PPO`'s
     hyperparameters to change; see the module docstring for each)."""
     config = ppo_config(
         GAME, hidden=hidden, num_env_runners=env_runners, num_envs_per_env_runner=envs_per_runner, seed=seed

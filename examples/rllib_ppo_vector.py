@@ -7,7 +7,7 @@
 
 The learner holds one seat (drawn per episode) of a 2-player single hand (``target=None``);
 ``--opponent`` (default ``greedy``, any player with a batched form) plays the other seat of
-every game. The env is :class:`pisti_env.integrations.rllib.PistiVectorRLlibEnv`: the vector
+every game. The env is [`pisti_env.integrations.rllib.PistiVectorRLlibEnv`][pisti_env.integrations.rllib.PistiVectorRLlibEnv]: the vector
 env on the batched engine with Gymnasium's next-step autoreset (what RLlib's env runner
 expects) and the observation keys RLlib's ``ActionMaskingTorchRLModule`` reads. Each runner
 steps ``--envs-per-runner`` games with one engine step and one forward pass; every reward is
@@ -94,7 +94,7 @@ def make_config(
     hidden: Sequence[int] = (128, 128),
     **ppo: Any,
 ) -> PPOConfig:
-    """PPO against ``opponent`` on 2-player single hands (``ppo``: :data:`PPO`'s
+    """PPO against ``opponent`` on 2-player single hands (``ppo``: `PPO`'s
     hyperparameters to change; see the module docstring for each)."""
     config = single_agent_ppo_config(
         {"opponent": opponent, **GAME}, hidden=hidden, activation=activation, num_env_runners=env_runners,
@@ -111,7 +111,7 @@ def margins(algo: Algorithm, deals: int, seed: int = 0) -> dict[str, dict[str, f
 
 class ModuleLogits(nn.Module):
     """The action-masking RLModule's logits as one module, ``(observation, action_mask) ->
-    logits``: what :class:`RLModulePlayer` asks it (``forward_inference`` on the observation
+    logits``: what `RLModulePlayer` asks it (``forward_inference`` on the observation
     and the mask as 0/1 floats), so the exported file chooses as the player does."""
 
     def __init__(self, module: RLModule) -> None:
@@ -125,7 +125,7 @@ class ModuleLogits(nn.Module):
 
 def export(algo: Algorithm, path: str, steps: int) -> str:
     """Write the trained module to ``path`` as a ``pisti-export`` file that plays its most likely
-    legal action, as :func:`margins` does (:func:`training.harness.recipes.export_policy_file`)."""
+    legal action, as `margins` does (`training.harness.recipes.export_policy_file`)."""
     return recipes.export_policy_file(ModuleLogits(algo.get_module()), path, settings=GAME, name="rllib-ppo",
                                       recipe="examples/rllib_ppo_vector.py", steps=steps, reads_mask=True)
 

@@ -8,10 +8,10 @@ measure it on duplicate deals with the evaluation harness.
 
 The learner holds one seat (drawn per episode) of a 2-player single hand (``target=None``);
 ``opponent`` plays the other. The default door is
-:class:`~pisti_env.integrations.sb3.PistiSB3VecEnv`: ``--num-envs`` games stepped together by
+[`PistiSB3VecEnv`][pisti_env.integrations.sb3.PistiSB3VecEnv]: ``--num-envs`` games stepped together by
 the batched engine, the opponent choosing for all of them at once, wrapped in SB3's
 ``VecMonitor`` (episode returns in the logs). ``--door step`` trains on ``pisti/Pisti-v0``'s
-step-by-step env (:class:`~pisti_env.envs.single_agent.PistiEnv`, one game, Python engine), which
+step-by-step env ([`PistiEnv`][pisti_env.envs.single_agent.PistiEnv], one game, Python engine), which
 takes any player, batched form or not, at the cost of speed.
 
 On either door MaskablePPO reads the masks through ``action_masks`` and the policy takes the
@@ -105,8 +105,8 @@ def train(
     """MaskablePPO on ``env`` for ``steps`` learner decisions (summed over the games) or
     ``minutes`` of wall clock (0: no limit), whichever ends first; the learning rate decays to 0
     over that budget. ``callback`` (an SB3 callback or a list) goes to ``learn``; ``ppo``
-    overrides the door's defaults (:data:`BATCHED_PPO` on a :class:`PistiSB3VecEnv`,
-    :data:`STEP_PPO` else)."""
+    overrides the door's defaults (`BATCHED_PPO` on a [`PistiSB3VecEnv`][pisti_env.integrations.sb3.PistiSB3VecEnv],
+    `STEP_PPO` else)."""
     batched = isinstance(getattr(env, "unwrapped", None), PistiSB3VecEnv)  # under any VecEnv wrappers
     options = dict(BATCHED_PPO if batched else STEP_PPO, verbose=0)
     options.update(ppo)
@@ -120,7 +120,7 @@ def train(
 def margins(model: MaskablePPO, deals: int, seed: int = 0) -> dict[str, dict[str, float]]:
     """The model's mean score difference per hand (95% CI) against ``random`` and ``greedy`` on
     ``deals`` duplicate deals, each played once from either seat: its most likely legal action,
-    through :class:`PolicySnapshot`, a harness player with a batched form (so the deals run on
+    through `PolicySnapshot`, a harness player with a batched form (so the deals run on
     the batched engine)."""
     player = PolicySnapshot(model.policy, deterministic=True, name="maskable-ppo")
     return baseline_margins(player, deals=deals, seed=seed, **SETTINGS)
@@ -143,15 +143,15 @@ class ActorLogits(nn.Module):
 
 def export(model: MaskablePPO, path: str) -> str:
     """Write the model's policy to ``path`` as a ``pisti-export`` file that plays its most likely
-    legal action, as :func:`margins` does (:func:`training.harness.recipes.export_policy_file`)."""
+    legal action, as `margins` does (`training.harness.recipes.export_policy_file`)."""
     frozen = PolicySnapshot(model.policy, deterministic=True).policy  # a fresh copy of the weights, on the CPU below
     return recipes.export_policy_file(ActorLogits(frozen), path, settings=SETTINGS, name="sb3-maskable-ppo",
                                       recipe="examples/sb3_maskable_ppo.py", steps=model.num_timesteps, reads_mask=True)
 
 
 def add_ppo_flags(parser: argparse.ArgumentParser) -> None:
-    """The training budget, and flags that override the door's PPO settings (:data:`BATCHED_PPO`
-    / :data:`STEP_PPO`)."""
+    """The training budget, and flags that override the door's PPO settings (`BATCHED_PPO`
+    / `STEP_PPO`)."""
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none)")
     parser.add_argument("--steps", type=int, default=100_000_000, help="learner decisions to train for at most")
     parser.add_argument("--n-steps", type=int, default=None, help="steps per game per rollout (batched default 32)")
@@ -209,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def report(model: MaskablePPO, steps: int, seconds: float, deals: int, seed: int = 0, save: str | None = None, note: str = "") -> None:
     """Save the model to ``save`` if given, print the training speed and the load average
-    (``note`` appended), and its :func:`margins` against ``random`` and ``greedy`` on ``deals``
+    (``note`` appended), and its `margins` against ``random`` and ``greedy`` on ``deals``
     duplicate deals (0: none)."""
     if save:
         model.save(save)

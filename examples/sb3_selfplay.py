@@ -6,16 +6,16 @@ snapshots of itself, then measured on duplicate deals with the evaluation harnes
     python examples/sb3_selfplay.py --door step --steps 200000       # pisti_v0, one game at a time
 
 The learner holds one seat (drawn per episode) of a 2-player single hand (``target=None``). On
-the batched door (:class:`~pisti_env.integrations.sb3.PistiSB3VecEnv`, ``--num-envs`` games in
-one VecEnv) the other seat is played by a :class:`~pisti_env.integrations.sb3.SnapshotPool`:
+the batched door ([`PistiSB3VecEnv`][pisti_env.integrations.sb3.PistiSB3VecEnv], ``--num-envs`` games in
+one VecEnv) the other seat is played by a [`SnapshotPool`][pisti_env.integrations.snapshots.SnapshotPool]:
 ``--first`` at first, then the last ``--pool`` frozen copies of the learner's policy, a new copy
-joining every ``--snapshot-every`` steps (:class:`~pisti_env.integrations.sb3.SnapshotCallback`).
+joining every ``--snapshot-every`` steps (`SnapshotCallback`).
 Each game's opponent is one snapshot, drawn per game whenever the pool changes, and every
 snapshot chooses for all of its games in one batched forward pass, sampling its actions.
 
-``--door step`` is the step-by-step form: :class:`~pisti_env.integrations.selfplay.SelfPlayEnv`
+``--door step`` is the step-by-step form: `SelfPlayEnv`
 steps the AEC env ``pisti_v0`` for ``--envs`` games in SB3's ``DummyVecEnv``, each with its
-own :class:`~pisti_env.integrations.selfplay.SnapshotPool` (one snapshot drawn per episode), and
+own `SnapshotPool` (one snapshot drawn per episode), and
 gives the learner every reward ``pisti_v0`` credits its seat. It takes any opponent (a policy
 callable, a player without a batched form), at Python speed.
 
@@ -73,7 +73,7 @@ def make_step_vec_env(num_envs: int, pool_size: int = 5, seed: int = 0) -> tuple
 
 
 class StepSnapshotCallback(BaseCallback):
-    """The step-by-step door's callback: a frozen :class:`PolicySnapshot` of the learner (also a
+    """The step-by-step door's callback: a frozen `PolicySnapshot` of the learner (also a
     one-game player, sampling its actions) joins every pool of ``pools`` every ``every``
     environment steps (it plays from each env's next episode on)."""
 

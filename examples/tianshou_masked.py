@@ -9,11 +9,11 @@
 Tianshou's own pieces do the work: its ``Collector`` gathers rollouts into a
 ``VectorReplayBuffer``, its ``PPO`` computes GAE and runs the clipped updates, its
 ``DiscreteActorPolicy`` samples from the masked logits. The env is
-:class:`~pisti_env.integrations.tianshou_batched.PistiTianshouVectorEnv`: ``--envs`` games of
+[`PistiTianshouVectorEnv`][pisti_env.integrations.tianshou_batched.PistiTianshouVectorEnv]: ``--envs`` games of
 the batched engine behind Tianshou's vector-env interface (its ``BaseVectorEnv``), the learner
 holding one seat (drawn per episode) of a 2-player single hand (``target=None``) and ``greedy``,
 batched, playing the other. Observations are ``Batch(obs=..., mask=...)``; the actor
-(:class:`~pisti_env.integrations.tianshou_batched.MaskedActor`) sets the logits of illegal
+(`MaskedActor`) sets the logits of illegal
 cards to the lowest float, so they are never played.
 
 Each reward is the learner's share of the score difference since its previous decision (an
@@ -30,9 +30,9 @@ cost more per decision, so a 10-minute budget holds fewer of them. At the end th
 duplicate deals against ``random`` and ``greedy`` through the harness API.
 
 Self-play (``--opponent self``): the other seat is played by a
-:class:`~pisti_env.integrations.snapshots.SnapshotPool` of frozen copies of the learner's actor
+[`SnapshotPool`][pisti_env.integrations.snapshots.SnapshotPool] of frozen copies of the learner's actor
 (``--pool-size`` newest, one drawn per game; ``random`` until the first), a new copy joining
-every ``--snapshot-every`` decisions (:func:`~pisti_env.integrations.tianshou_batched.actor_snapshot`).
+every ``--snapshot-every`` decisions (`actor_snapshot`).
 The pool is a batched player, so self-play runs on the same door at the same speed; the
 step-by-step ``examples/tianshou_pettingzoo_selfplay.py`` (a learner at every seat of
 ``pisti_v0``) remains for what this cannot do: more seats learning at once, players without a
@@ -71,7 +71,7 @@ SETTINGS = dict(num_players=2, target=None)  # 2-player single hands, as pisti-e
 
 def make_env(num_envs: int, opponent: Any = "greedy", **settings: Any) -> PistiTianshouVectorEnv:
     """``num_envs`` games on the batched engine, the learner against ``opponent`` (a batched
-    player: a spec, or an object with ``act_batch`` such as a :class:`SnapshotPool`)."""
+    player: a spec, or an object with ``act_batch`` such as a [`SnapshotPool`][pisti_env.integrations.snapshots.SnapshotPool])."""
     return PistiTianshouVectorEnv(num_envs, opponent=opponent, **{**SETTINGS, **settings})
 
 
@@ -111,7 +111,7 @@ def build(
     """Tianshou's PPO with a masked actor and a critic, two tanh MLPs over the observation.
 
     Args:
-        env: a :func:`make_env` env (only its spaces are read).
+        env: a `make_env` env (only its spaces are read).
         hidden: hidden layer sizes of the actor's and the critic's (separate) MLPs.
         lr: Adam's learning rate (at the start, with a ``schedule``).
         schedule: how the learning rate changes after each update (``None``: constant).
@@ -158,15 +158,15 @@ def train(
     clock (0: no limit), whichever comes first.
 
     Args:
-        algorithm: from :func:`build`.
-        envs: a :func:`make_env` env (seeded here from ``seed``).
+        algorithm: from `build`.
+        envs: a `make_env` env (seeded here from ``seed``).
         total_steps: decisions to collect at most.
         minutes: wall-clock budget, checked before each update's collection.
         steps_per_env: vector steps per rollout: a rollout holds ``len(envs) * steps_per_env``
             decisions.
         epochs: passes over each rollout (PPO's ``repeat``).
         minibatches: minibatches per pass (the minibatch holds rollout / minibatches rows).
-        seed: seeds torch (the sampling; the weights are drawn in :func:`build`), NumPy's global
+        seed: seeds torch (the sampling; the weights are drawn in `build`), NumPy's global
             generator (Tianshou shuffles the minibatches with it) and the deals.
         on_update: called after each update with that update's figures.
 
@@ -201,7 +201,7 @@ def train(
 
 
 def snapshots_into(pool: SnapshotPool, algorithm: PPO, every: int) -> Callable[[dict[str, float]], None]:
-    """Self-play: an ``on_update`` callback for :func:`train` that adds a frozen copy of the
+    """Self-play: an ``on_update`` callback for `train` that adds a frozen copy of the
     learner's actor to ``pool`` (the env's opponent) whenever ``every`` more decisions were
     collected; it plays the other seat from the next collection on."""
     due = [every]
@@ -224,7 +224,7 @@ def margins(algorithm: PPO, deals: int, seed: int = 0) -> dict[str, dict[str, fl
 
 def export(algorithm: PPO, path: str, steps: int) -> str:
     """Write the trained actor to ``path`` as a ``pisti-export`` file that plays its most likely
-    legal action, as :func:`margins` does (:func:`training.harness.recipes.export_policy_file`).
+    legal action, as `margins` does (`training.harness.recipes.export_policy_file`).
     The file takes the observation vector alone: the actor's trunk and head, without the
     ``Batch`` the mask travels in (the file masks the illegal actions itself)."""
     actor = algorithm.policy.actor

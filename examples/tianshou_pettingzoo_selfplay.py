@@ -5,7 +5,7 @@
 
 The step-by-step door: Tianshou's ``PettingZooEnv`` over the AEC env, one Python game per
 worker. For training against a fixed opponent at the batched engine's speed, see
-``examples/tianshou_masked.py`` (:mod:`pisti_env.integrations.tianshou_batched`); this one is
+``examples/tianshou_masked.py`` (`pisti_env.integrations.tianshou_batched`); this one is
 for what needs the AEC env: every seat played by the learner, Tianshou's multi-agent API.
 
 Tianshou's own ``PettingZooEnv`` wraps ``pisti_v0`` as it is (2-player single hands here,
@@ -118,7 +118,7 @@ def credit_seats(batch: Batch, buffer: ReplayBuffer, indices: np.ndarray, column
 
 
 class SelfPlayPPO(PPO):
-    """Tianshou's PPO, fed each seat's own trajectory (:func:`credit_seats`) instead of the
+    """Tianshou's PPO, fed each seat's own trajectory (`credit_seats`) instead of the
     interleaved rows of all seats.
 
     Args:
@@ -157,7 +157,7 @@ def build(env: PettingZooEnv, hidden: Sequence[int] = (256, 256), lr: float = 1e
     """The self-play algorithm for ``env``'s spaces.
 
     Args:
-        env: a :func:`make_env` env (only its spaces are read).
+        env: a `make_env` env (only its spaces are read).
         hidden: hidden layer sizes of the actor's and the critic's (separate) MLPs.
         lr: Adam's learning rate.
         **ppo: Tianshou ``PPO`` arguments over these defaults: ``gamma=1.0`` (a hand is short
@@ -167,7 +167,7 @@ def build(env: PettingZooEnv, hidden: Sequence[int] = (256, 256), lr: float = 1e
             ``return_scaling=True`` (the critic learns returns divided by their running
             standard deviation: points are tens, not ones), ``max_grad_norm=0.5`` (gradient
             clipping), ``max_batchsize=4096`` (rows per forward pass when PPO computes values
-            and log-probabilities before an update), and ``record`` (see :class:`SelfPlayPPO`).
+            and log-probabilities before an update), and ``record`` (see `SelfPlayPPO`).
     """
     obs_dim = int(np.prod(env.observation_space["observation"].shape))
     actor = MaskedActor(ObsTrunk(obs_dim, hidden), int(env.action_space.n))
@@ -191,13 +191,13 @@ def train(
     """Self-play training for about ``steps`` decisions (all seats together).
 
     Args:
-        algorithm: from :func:`build`.
-        envs: Tianshou vector env of :func:`make_env` envs (seeded here from ``seed``).
+        algorithm: from `build`.
+        envs: Tianshou vector env of `make_env` envs (seeded here from ``seed``).
         steps: decisions to collect, all seats counted (a 2-player hand has 48).
         hands_per_update: whole hands collected between two PPO updates.
         epochs_per_update: passes over each collected batch (PPO's ``repeat``).
         minibatch: rows per gradient step.
-        seed: seeds torch (the policy's sampling; the initial weights are drawn in :func:`build`),
+        seed: seeds torch (the policy's sampling; the initial weights are drawn in `build`),
             NumPy's global generator (Tianshou shuffles the minibatches with it) and the envs'
             deals: the same seed trains the same weights.
 

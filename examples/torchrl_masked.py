@@ -6,24 +6,24 @@ evaluation harness's duplicate deals.
     python examples/torchrl_masked.py --help              # every hyperparameter
     python examples/torchrl_masked.py --export agents/torchrl-ppo.pt  # also the actor, for pisti-benchmark
 
-The env is :class:`pisti_env.integrations.torchrl_batched.PistiTorchRLEnv`: ``num_envs`` games
+The env is `pisti_env.integrations.torchrl_batched.PistiTorchRLEnv`: ``num_envs`` games
 of ``pisti/Pisti-v0`` in one TorchRL ``EnvBase`` of ``batch_size=[num_envs]``, the learner's
 seat drawn per episode, ``greedy`` (batched) at the other seat, a 2-player single hand. Its
 observations, masks and rewards stay torch tensors from the engine to the loss.
 
 The loop is TorchRL's own PPO pieces, in the order of its PPO tutorial:
 
-* the actor: an MLP whose logits feed :class:`torchrl.modules.MaskedCategorical` with the env's
+* the actor: an MLP whose logits feed `torchrl.modules.MaskedCategorical` with the env's
   ``action_mask`` (it only ever samples a legal card); the critic: a second MLP
-  (:class:`torchrl.modules.ValueOperator`);
-* a :class:`torchrl.collectors.Collector` gathers ``num_envs * num_steps`` decisions per batch
+  (`torchrl.modules.ValueOperator`);
+* a `torchrl.collectors.Collector` gathers ``num_envs * num_steps`` decisions per batch
   (shape ``(num_envs, num_steps)``), resetting nothing itself: the engine restarts a finished
   game in the step that ends it, and the env's partial reset only hands over that game's new
   first observation (see the env's docstring);
-* :class:`torchrl.objectives.value.GAE` computes advantages and value targets on the batch;
+* `torchrl.objectives.value.GAE` computes advantages and value targets on the batch;
   the rewards (points) are scaled by ``reward_scale`` first, which keeps returns near unit
   scale for the critic and leaves the policy's objective unchanged;
-* :class:`torchrl.objectives.ClipPPOLoss` (clipped surrogate, entropy bonus, clipped value
+* `torchrl.objectives.ClipPPOLoss` (clipped surrogate, entropy bonus, clipped value
   loss) over ``update_epochs`` passes of shuffled minibatches, Adam with gradient clipping and
   a learning rate annealed to 0 over the budget.
 
@@ -128,7 +128,7 @@ def train(
     run's figures (``frames``, ``seconds``, ``steps_per_s``).
 
     ``on_batch`` (optional) sees every batch the collector gathered, as the env gave it, before
-    learning from it; ``log`` gets a progress line per batch. ``ppo`` overrides :data:`DEFAULTS`:
+    learning from it; ``log`` gets a progress line per batch. ``ppo`` overrides `DEFAULTS`:
 
     * ``num_steps``: steps per game per batch; a batch holds ``num_envs * num_steps`` decisions.
     * ``update_epochs``: passes of PPO over each batch.

@@ -22,7 +22,7 @@ test checks it on every episode).
 
 The loop, in the spirit of TorchRL's multi-agent PPO tutorial:
 
-* the actor is an MLP whose logits feed :class:`torchrl.modules.MaskedCategorical` with the
+* the actor is an MLP whose logits feed `torchrl.modules.MaskedCategorical` with the
   group's ``action_mask``, so it only ever samples a legal card for the seat to move;
 * a ``Collector`` gathers ``frames_per_batch`` plays (all seats together) per batch;
 * GAE (``gamma``, ``lmbda``) runs along each seat's own row of the batch, every play of the
@@ -111,10 +111,10 @@ def make_env(
 
 
 def observation_key(env: EnvBase) -> tuple[str, ...]:
-    """Where ``env`` keeps each seat's observation vector: :data:`OBS` for the PettingZoo
+    """Where ``env`` keeps each seat's observation vector: `OBS` for the PettingZoo
     wrapper, ``(GROUP, "observation")`` for the batched self-play env
-    (:class:`~pisti_env.integrations.torchrl_batched.PistiSelfPlayTorchRLEnv`, same group
-    layout otherwise), so :func:`train` runs on either."""
+    (`PistiSelfPlayTorchRLEnv`, same group
+    layout otherwise), so `train` runs on either."""
     return OBS if OBS in env.observation_spec.keys(True, True) else (GROUP, "observation")
 
 
@@ -148,12 +148,12 @@ def train(
     minutes: float = 0.0,
     **ppo: Any,
 ) -> ProbabilisticActor:
-    """Self-play PPO on ``env`` (from :func:`make_env`) for ``frames`` plays (all seats and
+    """Self-play PPO on ``env`` (from `make_env`) for ``frames`` plays (all seats and
     tables together) or ``minutes`` of wall clock (0: no limit; checked after each batch's
     update), whichever comes first; returns the actor.
 
     ``on_batch`` (optional) sees every batch the collector gathered, before learning from it.
-    ``ppo`` overrides :data:`DEFAULTS`:
+    ``ppo`` overrides `DEFAULTS`:
 
     * ``frames_per_batch``: plays collected per batch (2400 = 50 two-player hands).
     * ``epochs``: passes of PPO over each batch.

@@ -4,7 +4,7 @@ TorchRL's multi-agent (MAPPO-style) loop, then plays the evaluation harness's du
     pip install -e ".[torchrl]"
     python examples/torchrl_selfplay.py --minutes 10        # or --minutes 0 --frames 2000000
 
-The env is :class:`pisti_env.integrations.torchrl_batched.PistiSelfPlayTorchRLEnv`: every seat
+The env is `pisti_env.integrations.torchrl_batched.PistiSelfPlayTorchRLEnv`: every seat
 of every game is an agent of the group ``"agents"`` (shape ``(num_envs, players)``), one seat
 per game moves at each step (the group's ``"mask"``), and every seat is rewarded at every step
 with the change of its score difference, so its rewards add up over an episode to its final

@@ -125,7 +125,7 @@ def _stoppable(root: int) -> list[int]:
 
 
 def stop_descendants(grace: float = 3.0) -> list[int]:
-    """SIGTERM every descendant of this process (:func:`_stoppable`), SIGKILL those still there
+    """SIGTERM every descendant of this process (`_stoppable`), SIGKILL those still there
     after ``grace`` s."""
     me = os.getpid()
     victims = _stoppable(me)

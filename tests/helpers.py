@@ -384,7 +384,7 @@ def check_conservation(g: Game, dealt_order_known: bool = True) -> None:
 
 
 def check_bluff_conservation(g: Game, shadow=None, dealt_order_known: bool = True) -> None:
-    """The card bookkeeping of :func:`check_conservation` (face-down cards included), believed
+    """The card bookkeeping of `check_conservation` (face-down cards included), believed
     cards per seat against the claims record, and the counters against an independent tally
     (``test_invariants.BluffShadow``), if given."""
     check_conservation(g, dealt_order_known)
@@ -505,7 +505,7 @@ class MaskReferee(gymnasium.Wrapper):
     """Between a library and a single-learner Gymnasium env: counts the actions the mask it
     showed did not allow, and for each finished episode records ``(return the library saw,
     the learner side's final score difference)``. ``game_of(env)`` finds the engine's
-    :class:`~pisti_env.game.Game` under the wrapped env."""
+    [`Game`][pisti_env.game.Game] under the wrapped env."""
 
     def __init__(self, env: gymnasium.Env, game_of: Callable[[gymnasium.Env], Game]) -> None:
         super().__init__(env)
@@ -553,7 +553,7 @@ def network_player(settings, seed: int, name: str, device: str = "cpu"):
 
 
 def train_config(**values: Any):
-    """A :class:`~training.trainer.config.TrainConfig` from one flat set of keywords: the game
+    """A [`TrainConfig`][training.trainer.config.TrainConfig] from one flat set of keywords: the game
     settings (``target``, ``bluff``, ``num_players``...) among the config's own fields, the
     shorthand of the trainer tests (the config itself takes the game as one ``Settings``)."""
     from pisti_env.rules.settings import Settings
@@ -565,7 +565,7 @@ def train_config(**values: Any):
 
 
 def recorded_random_game(seed: int, **settings: Any) -> list[dict]:
-    """The replay records (:class:`pisti_env.tools.replay.GameRecorder`) of a whole game of random
+    """The replay records (`pisti_env.tools.replay.GameRecorder`) of a whole game of random
     legal moves, face-down claims preferred half the time where allowed (R29)."""
     from pisti_env.tools.replay import GameRecorder
 

@@ -9,7 +9,7 @@ and a hand result equal to what a shadow tally (fed only with the cards played a
 they landed on) computes from the rules (R10-R19). At match end: R24-R26. With bluffs (R29) a
 shadow that also follows claims and answers checks the counters and hand results.
 
-:func:`play_and_check` and :func:`play_and_check_bluff` play one episode at random and raise
+`play_and_check` and `play_and_check_bluff` play one episode at random and raise
 ``AssertionError`` at the first broken invariant; ``on_step(game)``, when given, is called
 after every step (the soak checks the observations there).
 """
@@ -387,7 +387,7 @@ def play_and_check_bluff(settings, seed: int, on_step: Callable[[Game], None] | 
 
 class ObservationCheck:
     """R30/R31 after a step: the observation of the seat to move must not change when every
-    card it may not know is dealt again (:meth:`Game.determinize`, a world consistent with what
+    card it may not know is dealt again ([`Game.determinize`][pisti_env.game.Game.determinize], a world consistent with what
     the seat has seen). ``worlds_differing`` counts the checks whose redealt world really
     differed in another seat's hand, so a run can show the check was not vacuous."""
 

@@ -1,13 +1,13 @@
-"""Players behind one protocol (:class:`Player`): ``name``, ``act(view) -> action id`` and
+"""Players behind one protocol ([`Player`][pisti_env.agents.base.Player]): ``name``, ``act(view) -> action id`` and
 ``reset(seed)``; an action is a card id, or with the bluff variant (R29) a face-down play or an
-answer. Some also choose for a batch at once (:class:`BatchedPlayer`, :func:`has_batched_form`).
+answer. Some also choose for a batch at once (`BatchedPlayer`, `has_batched_form`).
 
-* :class:`SeatView` — what one seat may know (R30–R31), the input of every player;
-  :func:`view_for_agent` builds one inside the PettingZoo environment.
-* ``random``, ``greedy``, ``expert``, ``pimc`` — the baselines; :func:`make_agent` builds one
+* [`SeatView`][pisti_env.agents.SeatView] — what one seat may know (R30–R31), the input of every player;
+  `view_for_agent` builds one inside the PettingZoo environment.
+* ``random``, ``greedy``, ``expert``, ``pimc`` — the baselines; `make_agent` builds one
   from a name or spec such as ``"pimc:n=32,rollout=random"``, or a trained checkpoint from its
-  path (:func:`make_player` is the one registry; ``make_agent`` its older name). Each also
-  plays the bluff variant (R29); :mod:`~pisti_env.agents.bluffing` holds the card-counting
+  path ([`make_player`][pisti_env.agents.make_player] is the one registry; ``make_agent`` its older name). Each also
+  plays the bluff variant (R29); `bluffing` holds the card-counting
   estimates.
 
 Importing this package imports no torch; the batched forms and checkpoints import it on use.

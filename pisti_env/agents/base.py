@@ -1,20 +1,20 @@
 """The one player protocol: scripted baselines, trained checkpoints, search rollouts and the
 trainer's pool opponents all implement it.
 
-A :class:`Player` has a ``name``, ``reset(seed)`` and ``act(view) -> action id`` (a card id,
+A [`Player`][pisti_env.agents.base.Player] has a ``name``, ``reset(seed)`` and ``act(view) -> action id`` (a card id,
 R2; with the bluff variant also a face-down play or an answer, R29): the harness, the AEC loop,
 search rollouts and the tests never care which kind they hold. ``view`` is a
-:class:`~pisti_env.views.view.SeatView`: everything the seat may know and nothing else
+[`SeatView`][pisti_env.agents.SeatView]: everything the seat may know and nothing else
 (R30–R31). A player that wants the environment's observation vector calls
 ``view.observation()``.
 
-Some players also have a batched form (:class:`BatchedPlayer`, see :func:`has_batched_form`):
+Some players also have a batched form (`BatchedPlayer`, see `has_batched_form`):
 ``act_batch(observation, mask, generator)`` chooses for a whole batch of the batched engine's
 observations and masks at once (the trainer's pool opponents are these). ``random``, ``greedy``
 and trained checkpoints have one; torch is imported only when it is used.
 
 Every scripted player draws its random choices from its own ``random.Random``, reseeded by
-:meth:`Agent.reset`, so the same seed gives the same play.
+[`Agent.reset`][pisti_env.agents.base.Agent.reset], so the same seed gives the same play.
 """
 
 from __future__ import annotations
@@ -56,21 +56,21 @@ class BatchedPlayer(Player, Protocol):
 @runtime_checkable
 class StatePlayer(Player, Protocol):
     """A player that chooses for games of the batched engine from the engine's state (through
-    the Python engine, :class:`~pisti_env.agents.python_batched.PythonPlayerBatched`)."""
+    the Python engine, `PythonPlayerBatched`)."""
 
     def act_state(self, state: Any, rows: "torch.Tensor", generator: "torch.Generator") -> "torch.Tensor":
         """One legal action for the seat to move in each game ``rows`` of ``state`` (a
-        :class:`~pisti_env.batched.state.BatchState`); ``generator`` seeds the random choices."""
+        [`BatchState`][pisti_env.batched.state.BatchState]); ``generator`` seeds the random choices."""
         ...
 
 
 def has_batched_form(player: Any) -> bool:
-    """Whether ``player`` has a batched form (:meth:`BatchedPlayer.act_batch`)."""
+    """Whether ``player`` has a batched form (`BatchedPlayer.act_batch`)."""
     return callable(getattr(player, "act_batch", None))
 
 
 def needs_engine_state(player: Any) -> bool:
-    """Whether ``player`` acts on the batched engine's state (:meth:`StatePlayer.act_state`)
+    """Whether ``player`` acts on the batched engine's state (`StatePlayer.act_state`)
     rather than on its observations."""
     return callable(getattr(player, "act_state", None))
 
@@ -82,7 +82,7 @@ class Agent:
         seed: seeds the player's own ``random.Random`` (tie-breaks, sampling). ``None`` draws
             fresh entropy, so pass a seed for reproducible play.
 
-    Subclasses implement :meth:`choose`; :meth:`act` checks the view first.
+    Subclasses implement [`choose`][pisti_env.agents.base.Agent.choose]; [`act`][pisti_env.agents.base.Agent.act] checks the view first.
     """
 
     name = "agent"
@@ -98,8 +98,8 @@ class Agent:
     def act(self, view: SeatView) -> int:
         """The action this player takes, always one of ``view.legal_actions``.
 
-        Raises ``TypeError`` if ``view`` is not a :class:`SeatView` (inside the AEC env use
-        :func:`~pisti_env.views.view.view_for_agent`) and ``ValueError`` if it is not the
+        Raises ``TypeError`` if ``view`` is not a [`SeatView`][pisti_env.agents.SeatView] (inside the AEC env use
+        `view_for_agent`) and ``ValueError`` if it is not the
         view's seat's turn.
         """
         if not isinstance(view, SeatView):

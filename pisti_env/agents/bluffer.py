@@ -10,9 +10,9 @@ A policy that always believes loses to ``bluffer``; one that always challenges l
 claims and gains nothing from ``challenger``'s missing bluffs, so together they expose a
 policy's answers at both ends.
 
-Both have a batched form (:meth:`BlufferAgent.act_batch`), so the trainer's opponent pool can
+Both have a batched form (`BlufferAgent.act_batch`), so the trainer's opponent pool can
 train against them. It reads only the action mask to know when a claim is allowed or an answer
-is due (the face-down ids ``FACE_DOWN + card``, ``BELIEVE``; :mod:`pisti_env.rules.actions`), and
+is due (the face-down ids ``FACE_DOWN + card``, ``BELIEVE``; `pisti_env.rules.actions`), and
 greedy's batched form for everything else: no hidden information (R30, R31).
 """
 
@@ -47,8 +47,8 @@ class BlufferAgent(GreedyAgent):
 
     Args:
         seed: seeds its generator (claims, answers and tie-breaks; see
-            :class:`~pisti_env.agents.base.Agent`).
-        settings: the game settings; needed only by the batched form (:meth:`act_batch`).
+            [`Agent`][pisti_env.agents.base.Agent]).
+        settings: the game settings; needed only by the batched form (`act_batch`).
         claim: the probability of playing face down when a claim is allowed, in ``[0, 1]``.
             ``1`` (default) claims on every lone card it may, ``0`` never claims. When it does
             not claim it plays greedy's face-up card.
@@ -114,7 +114,7 @@ class BlufferAgent(GreedyAgent):
 
     def act_batch(self, observation: "torch.Tensor", mask: "torch.Tensor", generator: "torch.Generator") -> "torch.Tensor":
         """The same choices for a batch of the batched engine's observations and masks: greedy's
-        batched choice (:meth:`GreedyAgent.act_batch`), replaced by a face-down card where the
+        batched choice (`GreedyAgent.act_batch`), replaced by a face-down card where the
         mask allows one and the claim draw says so, and by the answer where the mask asks for
         one (R29). Ties and draws come from ``generator``."""
         import torch
@@ -157,9 +157,9 @@ def challenger(
     answer: str | float = "challenge",
     card: str = "cheapest",
 ) -> BlufferAgent:
-    """``challenger``, the mirror of ``bluffer``: a :class:`BlufferAgent` preset that never
+    """``challenger``, the mirror of ``bluffer``: a `BlufferAgent` preset that never
     claims and challenges every claim (R29); greedy otherwise. The options are
-    :class:`BlufferAgent`'s, with these defaults."""
+    `BlufferAgent`'s, with these defaults."""
     player = BlufferAgent(seed, settings, claim=claim, answer=answer, card=card)
     player.name = "challenger"
     return player

@@ -1,20 +1,20 @@
 """Card-counting estimates for the bluff variant (R29), shared by ``expert`` and ``pimc``.
 
-The stakes (:func:`pisti_env.rules.scoring.bluff_stake`): a believed claim scores ``S`` (10, or 20
+The stakes (`pisti_env.rules.scoring.bluff_stake`): a believed claim scores ``S`` (10, or 20
 on a lone Jack with ``bluff_jack_double``), a challenged one ``2S`` for the claimant if true,
 else ``2S`` for the challenger. Leaving the cards aside, challenging pays when the claim is true with probability
 below 3/4, and bluffing pays when the answer is a challenge with probability below 1/3.
 
-Both estimates read only a :class:`~pisti_env.views.view.SeatView` (R30–R31):
+Both estimates read only a [`SeatView`][pisti_env.agents.SeatView] (R30–R31):
 
-* :func:`claim_true_probability` — the answering seat: a claimant that holds a card of the
+* `claim_true_probability` — the answering seat: a claimant that holds a card of the
   lone card's rank is assumed always to claim with it (a true claim scores at least what a
   face-up pişti does), one that does not to bluff at rate ``bluff_rate``. So the claim is true
   with probability ``h / (h + (1 - h) * bluff_rate)``, ``h`` being the chance that the
   claimant's hand held the rank, counted from the cards this seat has not seen. When every card
   of the rank is accounted for, the claim is surely a bluff.
-* :func:`challenge_probability` — the claiming seat: the answerer is assumed to count cards
-  the same way and to challenge when that pays (:func:`challenge_pays`), or anyway at rate
+* `challenge_probability` — the claiming seat: the answerer is assumed to count cards
+  the same way and to challenge when that pays (`challenge_pays`), or anyway at rate
   ``challenge_rate``. A bluff it can disprove (it sees every other card of the rank) is surely
   challenged; a bluff on a rank whose cards are mostly unseen is likely believed. So the
   bluffs that pay are the low-risk ones.
@@ -78,8 +78,8 @@ def challenge_probability(view: SeatView, card: int, bluff_rate: float, challeng
     """For the seat to move, before it plays ``card`` face down on the lone card: the chance
     that the answer is a challenge (R29).
 
-    The answerer is assumed to count cards as :func:`claim_true_probability` does and to
-    challenge when that pays (:func:`challenge_pays`); otherwise it still challenges at
+    The answerer is assumed to count cards as `claim_true_probability` does and to
+    challenge when that pays (`challenge_pays`); otherwise it still challenges at
     ``challenge_rate``. What it can count depends on how many of the unseen cards of the rank
     it holds itself (a hypergeometric draw): holding every one, it knows a bluff for sure. The
     cards of the rank this seat holds or its side captured unseen stay unseen to the answerer,

@@ -18,9 +18,9 @@ Every legal card gets a value in points for the player's side, and the best one 
 * **End of the hand**: on its last card a Jack loses its keep value. Two players, stock
   empty (R18): once card counting pins down the other hand (every unseen card must be in it,
   or only a few hands are possible), the last deal is played exactly
-  (:mod:`~pisti_env.agents.endgame`), timing the last capture for the leftover pile (R19) and
+  (`endgame`), timing the last capture for the leftover pile (R19) and
   the majority (R21).
-* **Bluff variant** (R29, :mod:`~pisti_env.agents.bluffing`): on a lone card each card may
+* **Bluff variant** (R29, `bluffing`): on a lone card each card may
   also be played face down. A card of the lone card's rank is a true claim, worth the stake
   and more if challenged. A bluff is worth the stake and both cards if believed, and costs two
   stakes (the answerer's) plus the card left face up on the pile if challenged. The chance of
@@ -57,7 +57,7 @@ TIE = 1e-9
 
 
 def batched_form_covers(settings: Settings) -> bool:
-    """Whether the batched form (:mod:`~pisti_env.agents.expert_batched`) plays the games of
+    """Whether the batched form (`expert_batched`) plays the games of
     ``settings``: one deck, without the bluff variant (its claims and answers are counted per
     decision in Python) and without the shown stock-bottom card (R28: the observation does not
     say which other hand holds it)."""
@@ -73,9 +73,9 @@ def endgame_choices(
     at most ``max_worlds`` possible ones, else ``None``.
 
     The other hand is ``known`` (R28: the shown stock-bottom card it holds) plus ``free`` cards
-    of ``unseen``; every such hand is solved exactly (:func:`~pisti_env.agents.endgame.endgame_values`)
+    of ``unseen``; every such hand is solved exactly (`endgame_values`)
     and the cards of ``legal`` are valued by their total over the hands. Returns the cards
-    within :data:`TIE` of the best total, in ``legal``'s order. ``last_capturer``: 0 the
+    within `TIE` of the best total, in ``legal``'s order. ``last_capturer``: 0 the
     mover's side, 1 the other, ``None`` nobody; ``captured``: cards captured this hand
     (mover's side, other side); ``pile_points``: the points of the (all known) pile. ``memo``:
     solved positions to share with other calls of the same ``settings`` (a fresh one by default).
@@ -98,7 +98,7 @@ class ExpertAgent(Agent):
     """A rule-of-thumb player that counts cards (see the module docstring).
 
     Args:
-        seed: seeds the tie-breaks (see :class:`~pisti_env.agents.base.Agent`).
+        seed: seeds the tie-breaks (see [`Agent`][pisti_env.agents.base.Agent]).
         card_weight: points one captured card is worth towards the majority (R21).
         jack_keep: points a Jack in hand is worth while the player has more turns this hand.
         point_keep: share of a point card's value lost by throwing it on a pile (R20).
@@ -107,11 +107,11 @@ class ExpertAgent(Agent):
             when at most this many hands of the other player are possible (averaging over
             them); 0 turns the exact endgame off.
         bluff_rate: bluff variant (R29): how often it assumes a claimant without the lone
-            card's rank bluffs (see :mod:`~pisti_env.agents.bluffing`), 0..1.
+            card's rank bluffs (see `bluffing`), 0..1.
         challenge_rate: bluff variant: how often it assumes a claim is challenged although the
             answerer's card counting says to believe it, 0..1.
-        settings: the game it plays; with it, in the games :func:`batched_form_covers`, it also
-            has a batched form (``act_batch``, :meth:`batched_form`) for the batched engine's
+        settings: the game it plays; with it, in the games `batched_form_covers`, it also
+            has a batched form (``act_batch``, `batched_form`) for the batched engine's
             observations, making the same choices; without it (or in other games) it has none.
     """
 
@@ -155,7 +155,7 @@ class ExpertAgent(Agent):
             self.act_batch = self._act_batch
 
     def batched_form(self, device: "torch.device | str" = "cpu") -> "BatchedExpert":
-        """The batched form of this player (:class:`~pisti_env.agents.expert_batched.BatchedExpert`,
+        """The batched form of this player (`BatchedExpert`,
         same options) for the observations of its ``settings``: the same tie set of best cards."""
         if self.settings is None or not batched_form_covers(self.settings):
             raise ValueError("expert's batched form reads observations of given settings without the bluff variant, "
@@ -172,7 +172,7 @@ class ExpertAgent(Agent):
 
     def _act_batch(self, observation: "torch.Tensor", mask: "torch.Tensor", generator: "torch.Generator") -> "torch.Tensor":
         """The same choices for a batch of the batched engine's observations and masks, ties
-        drawn from ``generator`` (see :class:`~pisti_env.agents.expert_batched.BatchedExpert`)."""
+        drawn from ``generator`` (see `BatchedExpert`)."""
         return self.batched_form(observation.device)(observation, mask, generator)
 
     def choose(self, view: SeatView, legal: list[int]) -> int:
@@ -286,7 +286,7 @@ class ExpertAgent(Agent):
 
     def _answer(self, view: SeatView) -> int:
         """R29: challenge when it pays in expectation, the claim's truth estimated by card
-        counting (:func:`~pisti_env.agents.bluffing.claim_true_probability`): surely a bluff
+        counting (`claim_true_probability`): surely a bluff
         when every card of the rank is accounted for."""
         _, lone = view.pending_claim
         q = claim_true_probability(view, self.bluff_rate)

@@ -1,18 +1,18 @@
-"""The batched form of ``expert`` (:meth:`ExpertAgent.act_batch`): the same tie set of best
+"""The batched form of ``expert`` (`ExpertAgent.act_batch`): the same tie set of best
 cards for a whole batch of the batched engine's observations, ties drawn at random.
 
-Every quantity ``expert`` reads from its :class:`~pisti_env.views.view.SeatView` is in the
+Every quantity ``expert`` reads from its [`SeatView`][pisti_env.agents.SeatView] is in the
 seat's observation (R30–R31): its hand, the unseen cards (the card counting), the pile's known
 cards, top card, size and never-turned cards, the hand sizes, the stock and the cards each side
-captured. The rules of thumb (:mod:`pisti_env.agents.expert`) are computed for all 52 cards at
+captured. The rules of thumb (`pisti_env.agents.expert`) are computed for all 52 cards at
 once in float64, operation for operation in the order the Python player computes them, so the
 values are the same doubles and the tie sets the same sets (``tests/batched/test_expert_batched.py``
 checks them decision by decision). The exact endgame (two players, stock empty) is solved in
 Python for the rows where it applies, by the very function the Python player calls
-(:func:`~pisti_env.agents.expert.endgame_choices`): a few rows per batch step, late in a hand.
+(`endgame_choices`): a few rows per batch step, late in a hand.
 
-Covers the games of :func:`~pisti_env.agents.expert.batched_form_covers` (one deck, no bluff
-variant, no shown stock-bottom card). This module imports torch; :mod:`pisti_env.agents.expert`
+Covers the games of `batched_form_covers` (one deck, no bluff
+variant, no shown stock-bottom card). This module imports torch; `pisti_env.agents.expert`
 imports it only when a batched form is asked for, so ``import pisti_env`` never does.
 """
 
@@ -35,8 +35,8 @@ MEMO_LIMIT = 500_000
 
 
 class BatchedExpert:
-    """``expert`` (the Python :class:`~pisti_env.agents.expert.ExpertAgent` with the same
-    options) for a batch of observations: :meth:`best_cards` is the Python player's
+    """``expert`` (the Python `ExpertAgent` with the same
+    options) for a batch of observations: `best_cards` is the Python player's
     ``best_actions`` for every row, and calling it draws one of them uniformly.
 
     Args:
@@ -130,7 +130,7 @@ class BatchedExpert:
         }
 
     def _hold(self, unseen_of_rank: torch.Tensor, unseen_total: torch.Tensor, hand_size: torch.Tensor) -> torch.Tensor:
-        """:func:`~pisti_env.agents.bluffing.hold_probability` elementwise, factor by factor in
+        """`hold_probability` elementwise, factor by factor in
         the same order (so the same doubles)."""
         miss = torch.ones_like(unseen_of_rank)
         for i in range(HAND_SIZE):

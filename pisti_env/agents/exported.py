@@ -4,8 +4,8 @@ without the trainer's code.
 An exported file holds one function, ``(observation float32[B, obs_size], action_mask
 bool[B, num_actions]) -> log_probs float32[B, num_actions]``: the policy's masked
 log-probabilities (an illegal action gets a log-probability far below any legal one), and its
-*observation contract* as metadata (:data:`CONTRACT_KEY`): the observation layout version
-(``obs_version``, :data:`pisti_env.OBS_VERSION`), ``observation_size``, ``num_actions``, the game
+*observation contract* as metadata (`CONTRACT_KEY`): the observation layout version
+(``obs_version``, `pisti_env.OBS_VERSION`), ``observation_size``, ``num_actions``, the game
 ``settings`` it was trained for and the ``play`` mode it is meant to be played with. A loader
 checks the contract against this package and the game before playing, so an export made for
 another encoding or another game is refused instead of playing nonsense.
@@ -21,12 +21,12 @@ line, never a TorchScript dump at the first move. Loading a TorchScript file run
 arbitrary Python, but the file is a program: see docs/reliability.md ("Agent files that can run
 code").
 
-:class:`ExportedPolicy` plays it one decision at a time (``act``) or for a batch of the batched
+`ExportedPolicy` plays it one decision at a time (``act``) or for a batch of the batched
 engine (``act_batch``), so the harness plays it on the batched engine like a checkpoint. Its
-``play`` modes are the checkpoint player's (:class:`pisti_env.policies.player.CheckpointPlayer`):
+``play`` modes are the checkpoint player's ([`pisti_env.policies.player.CheckpointPlayer`][pisti_env.policies.player.CheckpointPlayer]):
 ``argmax``, ``sample`` (Gumbel-max over the log-probabilities: the same draws as the checkpoint
 with the same generator) and ``sample_bluffs`` (R29's kind of action drawn by its total
-probability, then the most likely card of that kind: :func:`pisti_env.batched.draws.draw_bluffs`,
+probability, then the most likely card of that kind: `pisti_env.batched.draws.draw_bluffs`,
 the checkpoint player's own rule).
 
 Reading a ``.pt`` needs torch; a ``.onnx`` needs ``onnxruntime`` (the ``onnx`` extra) and torch
@@ -224,7 +224,7 @@ def _no_constant(name: str) -> None:
 
 
 class ExportedPolicy:
-    """An exported policy as a :class:`~pisti_env.agents.base.Player` with a batched form.
+    """An exported policy as a [`Player`][pisti_env.agents.base.Player] with a batched form.
 
     Args:
         forward: ``(observation, mask) -> log_probs``, torch tensors in and out.
@@ -252,7 +252,7 @@ class ExportedPolicy:
         self.generator.manual_seed(0 if seed is None else int(seed))
 
     def act(self, view: SeatView | Mapping[str, Any]) -> int:
-        """The action for one decision (a :class:`SeatView` or the env's observation dict)."""
+        """The action for one decision (a [`SeatView`][pisti_env.agents.SeatView] or the env's observation dict)."""
         import torch
 
         observation = view.observation() if isinstance(view, SeatView) else view
@@ -338,7 +338,7 @@ def load_exported(
     """Load an exported policy file (``.pt`` TorchScript or ``.onnx``) as a player.
 
     ``settings``: the game it will play (an export trained for another game raises
-    :class:`ExportError`); ``device``: where a TorchScript module runs (ONNX runs on the CPU);
+    `ExportError`); ``device``: where a TorchScript module runs (ONNX runs on the CPU);
     ``play``: as [`ExportedPolicy`][pisti_env.agents.exported.ExportedPolicy]. Raises
     [`ExportError`][pisti_env.agents.exported.ExportError] naming the file for a file that cannot
     be read, without a well-formed and fitting contract

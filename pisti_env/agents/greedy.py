@@ -35,7 +35,7 @@ def greedy_card(
     last_card: bool,
     rng: random.Random,
 ) -> int:
-    """The greedy choice among ``legal`` (shared by :class:`GreedyAgent` and search rollouts).
+    """The greedy choice among ``legal`` (shared by `GreedyAgent` and search rollouts).
 
     If some card captures (R10, R11), play the capture worth most: the pile's points plus any
     pişti (R13–R17); on equal value a rank match rather than a Jack. Otherwise play the
@@ -79,8 +79,8 @@ class GreedyAgent(Agent):
     has seen and any pişti); otherwise discards the cheapest card (no points, Jacks last).
 
     Args:
-        seed: seeds the tie-breaks (see :class:`~pisti_env.agents.base.Agent`).
-        settings: the game settings; needed only by the batched form (:meth:`act_batch`), to
+        seed: seeds the tie-breaks (see [`Agent`][pisti_env.agents.base.Agent]).
+        settings: the game settings; needed only by the batched form (`act_batch`), to
             read the batched engine's observations.
     """
 
@@ -93,7 +93,7 @@ class GreedyAgent(Agent):
 
     def act_batch(self, observation: "torch.Tensor", mask: "torch.Tensor", generator: "torch.Generator") -> "torch.Tensor":
         """The same choices for a batch of the batched engine's observations and masks (see
-        :class:`~pisti_env.agents.greedy_batched.BatchedGreedy`)."""
+        `BatchedGreedy`)."""
         if self.settings is None:
             raise ValueError("greedy's batched form reads observations of given settings: "
                              "build it with make_player('greedy', settings=...)")

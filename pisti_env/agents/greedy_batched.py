@@ -1,7 +1,7 @@
-"""The batched form of ``greedy`` (:meth:`GreedyAgent.act_batch`): the same choices for a whole
+"""The batched form of ``greedy`` (`GreedyAgent.act_batch`): the same choices for a whole
 batch of the batched engine's observations and masks, ties broken at random.
 
-This module imports torch; :mod:`pisti_env.agents.greedy` imports it only when a batched form
+This module imports torch; `pisti_env.agents.greedy` imports it only when a batched form
 is asked for, so ``import pisti_env`` never does.
 """
 
@@ -23,7 +23,7 @@ TIE_NOISE = 0.5
 
 def pisti_values(settings: Settings, rank: torch.Tensor, top: torch.Tensor, lone: torch.Tensor,
                  last_card: torch.Tensor) -> torch.Tensor:
-    """(B, 52) :func:`~pisti_env.rules.scoring.pisti_value` of playing each card id on a pile whose top
+    """(B, 52) `pisti_value` of playing each card id on a pile whose top
     card is ``top`` (B,): a pişti on a ``lone`` card (R13), a Jack on a lone Jack (R14), none on
     the hand's very ``last_card`` without ``last_card_pisti`` (R16), the 10♦ bonus (R17).
     ``rank``: (52,) the rank of each card id. Float32 holding small integers (exact)."""

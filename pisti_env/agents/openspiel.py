@@ -2,7 +2,7 @@
 ``python_pisti``, and then ``pyspiel.load_game("python_pisti", {"players": 3})`` works.
 
 Needs the ``openspiel`` extra (``pip install -e ".[openspiel]"``); ``pisti_env`` itself never
-imports this module. The engine is our own :class:`~pisti_env.game.Game`: an OpenSpiel state
+imports this module. The engine is our own [`Game`][pisti_env.game.Game]: an OpenSpiel state
 holds one, so OpenSpiel's algorithms play exactly our rules.
 
 The game (one hand, ``target=None`` in our settings):
@@ -19,15 +19,15 @@ The game (one hand, ``target=None`` in our settings):
   (``"auto"``: with 4 players, R4; ``"true"``, ``"false"``), ``double_pisti``,
   ``last_card_pisti``, ``ten_diamonds_pisti_bonus``, ``show_stock_bottom``, ``bluff`` and
   ``bluff_jack_double`` (RULES.md's settings table, checked by
-  :func:`~pisti_env.rules.make_settings`). The bluff variant (R29) is sequential: a face-down
+  [`make_settings`][pisti_env.rules.make_settings]). The bluff variant (R29) is sequential: a face-down
   play is an action of the claimant and the answer one of the seat that played the lone card.
 * **Returns and rewards**: a seat's return is its side's public total minus the mean of the
-  other sides' (:func:`~pisti_env.game.rewards.side_difference`, R30), the ``"diff"`` rewards of
+  other sides' (`side_difference`, R30), the ``"diff"`` rewards of
   ``pisti_v0``; at the end it is the hand's score difference. Every seat's returns add up to 0
   (with 2 sides ``own − other``, with 3 or 4 sides ``own − mean of the others``), so the game
   is zero-sum for every number of players. ``rewards()`` is the change of the last move.
 * **Observations**: the information-state and observation tensors are THE observation vector
-  of :class:`~pisti_env.views.observation.ObservationEncoder` for the seat (``pisti_v0``'s): it is
+  of [`ObservationEncoder`][pisti_env.views.observation.ObservationEncoder] for the seat (``pisti_v0``'s): it is
   built from the location codes a seat may read (R30, R31) and nothing else, so it leaks
   nothing. It holds everything the seat knows now (where each card it can see went and who
   played it, the counters, the last capturer, a pending claim) but not the order of past plays,
@@ -35,10 +35,10 @@ The game (one hand, ``target=None`` in our settings):
   in order, and every claim with its answer), which makes the string perfect recall. During
   the deal the tensor is zeros (nobody holds a card yet).
 
-:func:`state_from_game` wraps a dealt game (e.g. a search player's determinization) as a state
-and :meth:`PistiState.resample_from_infostate` deals the hidden cards again for a seat
-(:meth:`Game.determinize`): together they let OpenSpiel's IS-MCTS search from a seat's view
-(:class:`~pisti_env.agents.ismcts.IsmctsAgent`).
+`state_from_game` wraps a dealt game (e.g. a search player's determinization) as a state
+and `PistiState.resample_from_infostate` deals the hidden cards again for a seat
+([`Game.determinize`][pisti_env.game.Game.determinize]): together they let OpenSpiel's IS-MCTS search from a seat's view
+(`IsmctsAgent`).
 """
 
 from __future__ import annotations
@@ -102,11 +102,11 @@ _GAME_TYPE = pyspiel.GameType(
 
 
 def settings_from_params(params: dict[str, Any]) -> Settings:
-    """Our :class:`~pisti_env.rules.Settings` (a single hand) for OpenSpiel game parameters.
+    """Our [`Settings`][pisti_env.rules.Settings] (a single hand) for OpenSpiel game parameters.
 
     Raises ``ValueError`` for an unknown parameter, a number of players other than 2–4, a
     ``partnerships`` value other than ``"auto"``/``"true"``/``"false"``, a ``target`` other
-    than 0 (single hand), and whatever :func:`~pisti_env.rules.make_settings` raises.
+    than 0 (single hand), and whatever [`make_settings`][pisti_env.rules.make_settings] raises.
     """
     unknown = sorted(set(params) - set(PARAMETERS))
     if unknown:
@@ -166,7 +166,7 @@ def max_hand_points(settings: Settings) -> float:
 
 class PistiGame(pyspiel.Game):
     """The OpenSpiel game ``python_pisti`` for the parameters ``params`` (see the module
-    docstring); :attr:`settings` holds our settings for them."""
+    docstring); `settings` holds our settings for them."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         params = dict(params or {})
@@ -232,8 +232,8 @@ def _void_free_probabilities(drawn: list[int], remaining: list[int]) -> list[tup
 
 
 class _Core:
-    """Everything a :class:`PistiState` holds. OpenSpiel's ``clone()`` of a Python state
-    deep-copies each attribute; this one copies itself with :meth:`Game.clone`, much faster
+    """Everything a `PistiState` holds. OpenSpiel's ``clone()`` of a Python state
+    deep-copies each attribute; this one copies itself with [`Game.clone`][pisti_env.game.Game.clone], much faster
     than a generic deep copy of the engine."""
 
     __slots__ = ("settings", "dealer", "deck", "remaining", "game", "before")
@@ -258,9 +258,9 @@ class _Core:
 
 
 class PistiState(pyspiel.State):
-    """One OpenSpiel state: the deal collected as chance outcomes, then our :class:`Game`.
+    """One OpenSpiel state: the deal collected as chance outcomes, then our [`Game`][pisti_env.game.Game].
 
-    :attr:`game` is ``None`` until the deck is complete; afterwards it is the engine's game,
+    `game` is ``None`` until the deck is complete; afterwards it is the engine's game,
     which every move steps."""
 
     def __init__(self, game: PistiGame) -> None:
@@ -352,7 +352,7 @@ class PistiState(pyspiel.State):
         return [float(side_difference(public, side)) for side in game.side_of]
 
     def rewards(self) -> list[float]:
-        """The change of :meth:`returns` made by the last move (0 during the deal)."""
+        """The change of `returns` made by the last move (0 during the deal)."""
         if self.game is None:
             return [0.0] * self.settings.num_players
         return [now - before for now, before in zip(self.returns(), self._core.before)]
@@ -369,7 +369,7 @@ class PistiState(pyspiel.State):
     def resample_from_infostate(self, player_id: int, probability_sampler: Any = None, *,
                                 rng: random.Random | int | None = None) -> "PistiState":
         """A state ``player_id`` cannot tell from this one: the cards it cannot know dealt again
-        uniformly (:meth:`Game.determinize`, R31); everything it knows is kept, so the seat's
+        uniformly ([`Game.determinize`][pisti_env.game.Game.determinize], R31); everything it knows is kept, so the seat's
         information state is the same. ``rng`` (a ``random.Random`` or seed) draws the deal;
         otherwise ``probability_sampler`` (OpenSpiel's, a callable giving floats in [0, 1)) seeds
         it. During the deal nothing is known yet: a copy of this state."""
@@ -384,7 +384,7 @@ class PistiState(pyspiel.State):
 def state_from_game(game: PistiGame, world: Game) -> PistiState:
     """``world`` (a dealt single-hand game with ``game``'s settings, e.g. a determinization,
     used as it is) as a state of ``game``: the deal's chance nodes are skipped, so its history
-    holds no deal; :meth:`PistiState.returns` and the observations read ``world``.
+    holds no deal; `PistiState.returns` and the observations read ``world``.
 
     Raises ``ValueError`` when ``world``'s settings are not ``game``'s."""
     if world.settings != game.settings:
@@ -405,7 +405,7 @@ _SHOWN_TEXT = {(seat, c): f"{seat}:{_CARD_TEXT[c]}" for seat in range(MAX_PLAYER
 
 class PistiObserver:
     """OpenSpiel's observer of one seat (the ``PyObserver`` interface): ``tensor`` is the
-    seat's observation vector (:class:`~pisti_env.views.observation.ObservationEncoder`, R30–R31),
+    seat's observation vector ([`ObservationEncoder`][pisti_env.views.observation.ObservationEncoder], R30–R31),
     ``dict`` its named blocks. Only the seat's own view is offered (``private_info`` of a
     single player, public information included): a public-only split of our vector does not
     exist. With ``perfect_recall`` the string adds the public record of the hand."""

@@ -1,7 +1,7 @@
 """``pimc``: perfect-information Monte Carlo search.
 
 For each of ``n`` determinizations (the hidden cards dealt again at random, consistent with
-what the seat knows: :meth:`SeatView.determinize`), every legal card is played and the hand is
+what the seat knows: [`SeatView.determinize`][pisti_env.agents.SeatView.determinize]), every legal card is played and the hand is
 rolled out to its end with a fast rollout policy; the card with the best mean score difference
 (own side's hand total minus the mean of the other sides') is played. All cards are rolled out
 in the same worlds with the same rollout seeds (common random numbers), so their comparison is
@@ -12,10 +12,10 @@ The search itself weighs both answers explicitly, since a determinized world can
 the real answerer will behave:
 
 * a face-down play is rolled out once believed and once challenged in every world, the two
-  mixed by the chance of a challenge (:func:`~pisti_env.agents.bluffing.challenge_probability`);
-* answering a claim, half the worlds hold a true claim and half a bluff (:meth:`Game.determinize`
+  mixed by the chance of a challenge (`challenge_probability`);
+* answering a claim, half the worlds hold a true claim and half a bluff ([`Game.determinize`][pisti_env.game.Game.determinize]
   with ``claim=``), mixed by the chance that the claim is true
-  (:func:`~pisti_env.agents.bluffing.claim_true_probability`): a uniform deal of the face-down
+  (`claim_true_probability`): a uniform deal of the face-down
   card would ignore that a claimant holding the rank always claims.
 """
 
@@ -33,10 +33,10 @@ from ..views.view import SeatView
 
 
 class WorldView(SeatView):
-    """A seat's view of a world the search dealt itself (:meth:`SeatView.determinize`), which
-    also hands out that whole world (:attr:`world`): nothing real is hidden in a sample, so the
-    rollout players may read all of it. :func:`play_out_hand` builds these; a plain
-    :class:`SeatView` of a real game never hands out the game (R31)."""
+    """A seat's view of a world the search dealt itself ([`SeatView.determinize`][pisti_env.agents.SeatView.determinize]), which
+    also hands out that whole world (`world`): nothing real is hidden in a sample, so the
+    rollout players may read all of it. `play_out_hand` builds these; a plain
+    [`SeatView`][pisti_env.agents.SeatView] of a real game never hands out the game (R31)."""
 
     @property
     def world(self) -> Game:
@@ -71,7 +71,7 @@ class RandomRollout(Agent):
 
 
 class GreedyRollout(Agent):
-    """Rollout player: :func:`~pisti_env.agents.greedy.greedy_card`, counting every pile card
+    """Rollout player: `greedy_card`, counting every pile card
     of the determinized world (where nothing is hidden any more); never plays face down and
     believes every claim (R29)."""
 
@@ -107,9 +107,9 @@ ROLLOUT_PLAYERS = {"random": RandomRollout, "greedy": GreedyRollout, "expert": _
 def play_out_hand(game: Game, player: Player, seed: int, hand_index: int | None = None) -> list[dict[str, int]]:
     """Play ``game`` (in place) with ``player`` for every seat, reseeded with ``seed``, until
     hand number ``hand_index`` (0-based; default: the hand in progress) has ended; returns that
-    hand's per-side result (see :meth:`Game.hand_scores`). ``game`` must be a world the caller
+    hand's per-side result (see [`Game.hand_scores`][pisti_env.game.Game.hand_scores]). ``game`` must be a world the caller
     dealt itself (a determinization or a copy of one): every seat's view of it is a
-    :class:`WorldView`."""
+    `WorldView`."""
     start = game.hands_completed if hand_index is None else hand_index
     player.reset(seed)
     while not game.done and game.hands_completed == start:
@@ -121,14 +121,14 @@ class PimcAgent(Agent):
     """Perfect-information Monte Carlo search over ``n`` determinizations.
 
     Args:
-        seed: seeds the sampling of worlds and rollouts (see :class:`~pisti_env.agents.base.Agent`).
+        seed: seeds the sampling of worlds and rollouts (see [`Agent`][pisti_env.agents.base.Agent]).
         n: determinizations per decision (>= 1; default 64: the value differences between cards
             are small against the spread of a hand's outcome, so few worlds give noisy choices).
         rollout: the rollout player for every seat, ``"greedy"`` (default), ``"random"`` or
-            ``"expert"`` (slower; see :data:`ROLLOUT_PLAYERS`), or any :class:`Player`; it is
+            ``"expert"`` (slower; see `ROLLOUT_PLAYERS`), or any [`Player`][pisti_env.agents.base.Player]; it is
             reseeded for each rollout and reads the seats' views of the determinized world.
         bluff_rate, challenge_rate: bluff variant (R29): the assumed rates of bluffing and of
-            challenging, 0..1, as for ``expert`` (see :mod:`~pisti_env.agents.bluffing`).
+            challenging, 0..1, as for ``expert`` (see `bluffing`).
     """
 
     name = "pimc"

@@ -2,16 +2,16 @@
 the players that have no native one (``pimc``, ``ismcts``, ``expert`` with bluffs or the shown
 stock-bottom card, any player object).
 
-:class:`PythonPlayerBatched` wraps a :class:`~pisti_env.agents.base.Player` and gives it
-``act_state(state, rows, generator)`` (:class:`~pisti_env.agents.base.StatePlayer`): each game
-``rows`` of the batched engine's ``state`` becomes a Python :class:`~pisti_env.game.Game`
-(:func:`pisti_env.batched.to_game.to_games`, the one converter), and the player chooses for its
-seat to move from that seat's :class:`~pisti_env.views.view.SeatView`, so it knows exactly
+`PythonPlayerBatched` wraps a [`Player`][pisti_env.agents.base.Player] and gives it
+``act_state(state, rows, generator)`` (`StatePlayer`): each game
+``rows`` of the batched engine's ``state`` becomes a Python [`Game`][pisti_env.game.Game]
+(`pisti_env.batched.to_game.to_games`, the one converter), and the player chooses for its
+seat to move from that seat's [`SeatView`][pisti_env.agents.SeatView], so it knows exactly
 what the seat may know (R30–R31), as at the Python table. It runs at the player's Python speed,
 one game after another: a batched player (``act_batch``) is far faster where there is one.
 
 It reads the engine state, not the observations, so only the engine's users that hand it the
-state can seat it: the trainer's opponent pool (:class:`training.trainer.pool.OpponentPool`, so
+state can seat it: the trainer's opponent pool (`training.trainer.pool.OpponentPool`, so
 ``pisti-train --bluff --baselines expert`` and ``pisti-exploit pimc``).
 
 This module imports torch only when a batch is played.
@@ -34,7 +34,7 @@ SEED_BOUND = 2**62
 
 class PythonPlayerBatched:
     """``player`` for games of the batched engine, through the Python engine (see the module
-    docstring). Still a :class:`Player` itself: ``act(view)`` is the wrapped player's.
+    docstring). Still a [`Player`][pisti_env.agents.base.Player] itself: ``act(view)`` is the wrapped player's.
 
     Args:
         player: any player (``act(view)``, ``reset(seed)``); one object chooses for every game
@@ -42,8 +42,8 @@ class PythonPlayerBatched:
             (none of the registry's do) would mix the games up.
         settings: the game the batched engine plays (its ``settings``).
 
-    Raises ``TypeError`` for a ``player`` that is not a :class:`Player` or ``settings`` that are
-    not :class:`Settings`, and ``ValueError`` for settings the batched engine does not play
+    Raises ``TypeError`` for a ``player`` that is not a [`Player`][pisti_env.agents.base.Player] or ``settings`` that are
+    not [`Settings`][pisti_env.rules.Settings], and ``ValueError`` for settings the batched engine does not play
     (two decks).
     """
 
@@ -59,7 +59,7 @@ class PythonPlayerBatched:
         self.name = getattr(player, "name", type(player).__name__)
 
     def reset(self, seed: int | None = None) -> None:
-        """Reseed the wrapped player (:meth:`act_state` reseeds it from its generator anyway)."""
+        """Reseed the wrapped player (`act_state` reseeds it from its generator anyway)."""
         self.player.reset(seed)
 
     def act(self, view: SeatView) -> int:
@@ -70,7 +70,7 @@ class PythonPlayerBatched:
         """The wrapped player's action for the seat to move in each game ``rows`` of ``state``.
 
         Args:
-            state: the batched engine's :class:`~pisti_env.batched.state.BatchState`.
+            state: the batched engine's [`BatchState`][pisti_env.batched.state.BatchState].
             rows: (k,) indices of the games to choose for, in the batch.
             generator: the player is reseeded from one draw of it before the games are played
                 in the order of ``rows``, so the caller's seed makes the choices reproducible;

@@ -3,7 +3,7 @@
 With the bluff variant (R29) that includes the face-down plays and the answers: on a lone card
 half of its choices are face down (mostly bluffs), and it challenges half of the claims. This
 is the same policy as sampling the action mask uniformly, which is its batched form
-(:meth:`RandomAgent.act_batch`).
+(`RandomAgent.act_batch`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class RandomAgent(Agent):
     """Takes a legal action drawn uniformly from its own seeded generator.
 
     Args:
-        seed: seeds the generator (see :class:`~pisti_env.agents.base.Agent`).
+        seed: seeds the generator (see [`Agent`][pisti_env.agents.base.Agent]).
     """
 
     name = "random"

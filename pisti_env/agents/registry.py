@@ -1,23 +1,23 @@
-"""The one registry of players: a *spec* becomes a :class:`~pisti_env.agents.base.Player`.
+"""The one registry of players: a *spec* becomes a [`Player`][pisti_env.agents.base.Player].
 
 ``make_player("greedy", seed=1)``, ``make_player("pimc:n=32,rollout=random", seed=1)``,
 ``make_player("pisti-2p", settings=...)``. A spec is either
 
-* the name of a shipped policy (:data:`SHIPPED_POLICIES`: ``pisti-2p``, ``pisti-4p``,
+* the name of a shipped policy (`SHIPPED_POLICIES`: ``pisti-2p``, ``pisti-4p``,
   ``pisti-bluff``), trained checkpoints installed with the package (``pisti_env/policies/``,
   package data), optionally with ``:play=...`` as a checkpoint path below; or
 * a registered name, optionally followed by ``:`` and comma-separated ``key=value`` options
   passed to the player's constructor (values are read as int, float or bool ``true``/``false``
   when they look like one, else kept as text); or
 * the path of a trained checkpoint directory (``checkpoints/pisti-2p`` in a checkout is the
-  shipped one), loaded by :func:`pisti_env.policies.loader.load_policy` (imported only then:
+  shipped one), loaded by [`pisti_env.policies.loader.load_policy`][pisti_env.policies.loader.load_policy] (imported only then:
   it needs torch; the trainer is never needed),
   optionally followed by ``:play=argmax``, ``:play=sample`` or ``:play=sample_bluffs`` (see
-  :class:`pisti_env.policies.player.CheckpointPlayer`) instead of what its metadata says
+  [`pisti_env.policies.player.CheckpointPlayer`][pisti_env.policies.player.CheckpointPlayer]) instead of what its metadata says
   (``sample_bluffs`` for a bluff-variant policy, whose claims and answers are mixed decisions;
   else ``argmax``); or
 * the path of a policy exported by ``pisti-export`` (a ``.pt`` TorchScript or ``.onnx`` file),
-  played by :class:`~pisti_env.agents.exported.ExportedPolicy` without the trainer's code.
+  played by `ExportedPolicy` without the trainer's code.
 
 The harness, ``pisti-bluff-stats``, pimc's rollouts and the trainer's opponent pool all build
 their players here. ``make_agent`` is the same function under its older name.
@@ -113,8 +113,8 @@ def make_player(
     """A new player from a spec (see the module docstring).
 
     Args:
-        spec: a registered name (:func:`agent_names`), optionally with ``:key=value`` options,
-            a shipped policy's name (:data:`SHIPPED_POLICIES`), a checkpoint path or an exported
+        spec: a registered name (`agent_names`), optionally with ``:key=value`` options,
+            a shipped policy's name (`SHIPPED_POLICIES`), a checkpoint path or an exported
             policy's file.
         seed: seeds the player's randomness.
         settings: the game the player will play. Players with a batched form need it to read
@@ -198,8 +198,8 @@ def _scripted(spec: str, seed: int | None, settings: Settings | None, options: d
 
 
 def as_player(spec: str | Player, role: str, **kwargs: Any) -> Player:
-    """``spec`` as a player: a spec through :func:`make_player` (``kwargs`` passed on), a
-    :class:`Player` object as it is. ``role`` names the argument in the ``TypeError`` raised
+    """``spec`` as a player: a spec through [`make_player`][pisti_env.agents.make_player] (``kwargs`` passed on), a
+    [`Player`][pisti_env.agents.base.Player] object as it is. ``role`` names the argument in the ``TypeError`` raised
     for anything else."""
     if isinstance(spec, str):
         return make_player(spec, **kwargs)
@@ -214,19 +214,19 @@ def as_player(spec: str | Player, role: str, **kwargs: Any) -> Player:
 def as_batched_player(
     spec: str | Player, role: str, hint: str = "", *, python_engine: bool = False, **kwargs: Any
 ) -> BatchedPlayer | StatePlayer:
-    """:func:`as_player` for the batched engine's users.
+    """`as_player` for the batched engine's users.
 
     A player with a batched form (``act_batch``: ``random``, ``greedy``, ``bluffer``,
     ``challenger``, checkpoints, ``expert`` given ``settings`` without bluffs, the shown
     stock-bottom card or two decks) is returned as it is. Any other (``pimc``, ``ismcts``, such
     an ``expert``, a player object) is, with ``python_engine=True``, wrapped in a
-    :class:`~pisti_env.agents.python_batched.PythonPlayerBatched`, which plays it through the
+    `PythonPlayerBatched`, which plays it through the
     Python engine at Python speed and needs the engine's state (``act_state``, see
-    :func:`~pisti_env.agents.base.needs_engine_state`): only a caller that hands it the state
+    `needs_engine_state`): only a caller that hands it the state
     may ask for this (the trainer's pool does). Without ``python_engine`` such a player is
     refused with a ``ValueError`` (``hint`` ends its message).
 
-    ``kwargs`` go to :func:`make_player`; their ``settings`` (default: the rules' defaults)
+    ``kwargs`` go to [`make_player`][pisti_env.agents.make_player]; their ``settings`` (default: the rules' defaults)
     are the game the wrapper converts.
     """
     player = as_player(spec, role, **kwargs)

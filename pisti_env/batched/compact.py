@@ -1,13 +1,13 @@
 """The ``"uint8"`` observation format of the batched engine: the float observation, packed.
 
-The float observation (:class:`pisti_env.views.observation.ObservationLayout`, the default) is a
+The float observation ([`pisti_env.views.observation.ObservationLayout`][pisti_env.views.observation.ObservationLayout], the default) is a
 card block of small counts (0/1 with one deck) followed by a short rest of counts, one-hots
 and settings. The packed form holds the same vector in ``packed_size`` bytes per game: the
 card block as one row of ``CARD_BYTES`` bytes per card id (its ``k`` card features, then
 zeros: ``k`` is at most 15 with one deck), then the rest's float32 values as their native
 bytes. It is cheaper to write than the float vector (one 16-byte element per card, a third to
 a half of the float card block's bytes) and to store or move; a network reads it through
-:func:`expand`, which rebuilds the float vector bit for bit
+`expand`, which rebuilds the float vector bit for bit
 (``tests/batched/test_batched_compact.py`` checks it against the float format).
 """
 

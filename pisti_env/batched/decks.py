@@ -17,7 +17,7 @@ _CARD_STRIDE = 64  # hash keys of one deck's cards: key * _CARD_STRIDE + card id
 _MAX_DRAWS = 100  # a void deal has probability 1/270725: the draw loop runs once or twice
 
 
-# The rounds of :func:`mix` (shift, then multiplier; multipliers below 2**31), and its last shift.
+# The rounds of `mix` (shift, then multiplier; multipliers below 2**31), and its last shift.
 _MIX_ROUNDS = ((16, 0x7FEB352D), (15, 0x2C1B3C6D), (16, 0x297A2D39))
 _MIX_LAST_SHIFT = 15
 
@@ -33,7 +33,7 @@ def mix(x: torch.Tensor) -> torch.Tensor:
 
 def hash_key(seed: int, *parts: torch.Tensor | int, device: torch.device) -> torch.Tensor:
     """The hash of ``seed`` and ``parts`` (tensors of one shape, or ints), element-wise. On a
-    CPU the same values come from NumPy (:func:`_hash_key_numpy`: the batch is small here, and
+    CPU the same values come from NumPy (`_hash_key_numpy`: the batch is small here, and
     a NumPy operation costs a fraction of a torch one)."""
     if torch.device(device).type == "cpu":
         return _hash_key_numpy(seed, parts)
@@ -41,7 +41,7 @@ def hash_key(seed: int, *parts: torch.Tensor | int, device: torch.device) -> tor
 
 
 def _hash_key_torch(seed: int, parts: tuple[torch.Tensor | int, ...], device: torch.device) -> torch.Tensor:
-    """:func:`hash_key` in torch (every device but a CPU)."""
+    """`hash_key` in torch (every device but a CPU)."""
     h = mix(torch.as_tensor(seed & _MASK32, device=device) ^ 0x5BD1E995)
     h = h ^ (seed >> 32)
     for part in parts:
@@ -50,7 +50,7 @@ def _hash_key_torch(seed: int, parts: tuple[torch.Tensor | int, ...], device: to
 
 
 def _mix_numpy(x: np.ndarray) -> np.ndarray:
-    """:func:`mix` of a uint32 array, in place (its products wrap modulo 2**32 exactly as
+    """`mix` of a uint32 array, in place (its products wrap modulo 2**32 exactly as
     ``mix`` masks them); returns ``x``."""
     for shift, multiplier in _MIX_ROUNDS:
         x ^= x >> shift
@@ -60,7 +60,7 @@ def _mix_numpy(x: np.ndarray) -> np.ndarray:
 
 
 def _hash_key_numpy(seed: int, parts: tuple[torch.Tensor | int, ...]) -> torch.Tensor:
-    """:func:`hash_key` on a CPU, in uint32 arithmetic: every step of ``hash_key`` is taken
+    """`hash_key` on a CPU, in uint32 arithmetic: every step of ``hash_key`` is taken
     modulo 2**32 (``mix`` masks its input first), so wrapping gives the same values."""
     with np.errstate(over="ignore"):  # the wrap is the point (NumPy warns of it on scalars only)
         h = _mix_numpy(np.array((seed & _MASK32) ^ 0x5BD1E995, dtype=np.uint32))
@@ -104,14 +104,14 @@ def hashed_decks(
 def deck_order(key: torch.Tensor) -> torch.Tensor:
     """(k, 52) int64: for each hash ``key`` (k,), the card ids in the order of the hashes
     ``mix(key * 64 + card)``: a deck (item 0 dealt first). On a CPU the same permutation comes
-    from NumPy (:func:`_deck_order_numpy`, a tenth of the time: ``torch.sort`` of small rows
-    is slow there); elsewhere from :func:`_deck_order_torch`. Both give the same decks
+    from NumPy (`_deck_order_numpy`, a tenth of the time: ``torch.sort`` of small rows
+    is slow there); elsewhere from `_deck_order_torch`. Both give the same decks
     (``tests/batched/test_batched.py``)."""
     return _deck_order_numpy(key) if key.device.type == "cpu" else _deck_order_torch(key)
 
 
 def _deck_order_torch(key: torch.Tensor) -> torch.Tensor:
-    """:func:`deck_order` in torch: ``argsort`` of the (k, 52) hashes (below 2**32), as a plain
+    """`deck_order` in torch: ``argsort`` of the (k, 52) hashes (below 2**32), as a plain
     sort of ``hash * 64 + card`` (unique keys, so no tie to break; the card comes back in the
     low bits), a quarter faster than the stable argsort."""
     cards = torch.arange(NUM_CARD_IDS, device=key.device)
@@ -120,9 +120,9 @@ def _deck_order_torch(key: torch.Tensor) -> torch.Tensor:
 
 
 def _deck_order_numpy(key: torch.Tensor) -> torch.Tensor:
-    """:func:`deck_order` for a CPU ``key``, in NumPy: :func:`mix` in uint32, whose products
+    """`deck_order` for a CPU ``key``, in NumPy: `mix` in uint32, whose products
     wrap modulo 2**32 exactly as ``mix`` masks them, then ``np.sort`` of the same unique keys
-    as :func:`_deck_order_torch`."""
+    as `_deck_order_torch`."""
     cards = np.arange(NUM_CARD_IDS, dtype=np.uint32)
     x = _mix_numpy(key.numpy().astype(np.uint32)[:, None] * np.uint32(_CARD_STRIDE) + cards)  # of (key * 64 + card) & _MASK32
     order = np.sort(x.astype(np.int64) * _CARD_STRIDE + cards, axis=1) & (_CARD_STRIDE - 1)

@@ -2,7 +2,7 @@
 
 The one definition of how a bluff-variant policy plays its mixed decisions (R29), shared by the
 checkpoint player (``pisti_env.policies.network.sample_bluffs``) and a policy
-exported by ``pisti-export`` (:class:`pisti_env.agents.exported.ExportedPolicy`), so that the
+exported by ``pisti-export`` (`pisti_env.agents.exported.ExportedPolicy`), so that the
 two play the same actions with the same generator.
 """
 

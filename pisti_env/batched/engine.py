@@ -1,6 +1,6 @@
-""":class:`BatchedPisti`: the batched engine's face. It checks its inputs, holds the current
-state, and hands the work to the pure functions of :mod:`.transitions`, the
-:class:`~.observe.ObservationWriter` and the critic's :class:`~.critic.HiddenInformation`."""
+"""[`BatchedPisti`][pisti_env.batched.BatchedPisti]: the batched engine's face. It checks its inputs, holds the current
+state, and hands the work to the pure functions of `.transitions`, the
+`ObservationWriter` and the critic's `HiddenInformation`."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ class BatchedPisti:
         reward: ``"diff"`` or ``"win"``, as in the AEC env.
         **settings: game settings (RULES.md's table); unsupported ones raise ``ValueError``.
 
-    A ``batch_size`` whose estimated memory (:data:`BYTES_PER_OBSERVATION_ENTRY` bytes per
+    A ``batch_size`` whose estimated memory (`BYTES_PER_OBSERVATION_ENTRY` bytes per
     observation entry and game) exceeds what ``device`` has available is a ``ValueError`` at
     once, naming the estimate.
     """
@@ -143,7 +143,7 @@ class BatchedPisti:
     ) -> BatchStep:
         """Start B new episodes; optionally from given first-hand decks (B × 52 card ids or
         text codes, item 0 dealt first) and dealers (B seats). Later hands and episodes draw
-        their decks from the seed. ``observation_out``, ``observation_format``: see :meth:`step`."""
+        their decks from the seed. ``observation_out``, ``observation_format``: see [`step`][pisti_env.batched.BatchedPisti.step]."""
         self._check_out(observation_out, observation_format)
         given_decks = None if decks is None else self._validated_decks(decks)
         given_dealers = None if dealers is None else self._validated_dealers(dealers)
@@ -157,8 +157,8 @@ class BatchedPisti:
         observation_format: str = "float",
     ) -> BatchStep:
         """The seat to move, its observation and mask in ``state`` (default: the current
-        state), as a :class:`BatchStep` with no rewards and no episode or hand ended.
-        ``observation_out``, ``observation_format``: see :meth:`step`."""
+        state), as a [`BatchStep`][pisti_env.batched.state.BatchStep] with no rewards and no episode or hand ended.
+        ``observation_out``, ``observation_format``: see [`step`][pisti_env.batched.BatchedPisti.step]."""
         state = self.state if state is None else state
         if state is None:
             raise ValueError("call reset() first")
@@ -174,19 +174,19 @@ class BatchedPisti:
         observation_format: str = "float",
     ) -> BatchStep:
         """Every game's seat to move takes ``actions[b]``: a card id, or with the bluff variant
-        any action id of :mod:`pisti_env.rules.actions` (R29: ``FACE_DOWN + id``, ``BELIEVE``,
-        ``CHALLENGE``); see :class:`BatchStep`. Finished games restart at once, so the batch
+        any action id of `pisti_env.rules.actions` (R29: ``FACE_DOWN + id``, ``BELIEVE``,
+        ``CHALLENGE``); see [`BatchStep`][pisti_env.batched.state.BatchStep]. Finished games restart at once, so the batch
         stays full.
 
         ``observation_out``: an optional (B, observation_size) float32 tensor on the engine's
         device to write the observations into (a trainer's rollout storage, say); it saves
         allocating fresh memory for them at every step, the largest single cost on a CPU
-        (:meth:`observation_buffer` makes one).
+        ([`observation_buffer`][pisti_env.batched.BatchedPisti.observation_buffer] makes one).
 
         ``observation_format``: ``"float"`` (the default: the observation vector, float32) or
         ``"uint8"``: the same vectors packed as (B, packed_observation_size) bytes, the card
         block one byte per entry (a quarter of the float memory), cheaper to write and to
-        store; :func:`pisti_env.batched.compact.expand` turns them into the float vectors, bit
+        store; `pisti_env.batched.compact.expand` turns them into the float vectors, bit
         for bit. ``observation_out`` must then be such a uint8 tensor.
 
         ``active``: an optional (B,) bool tensor; only those games move, the others keep their
@@ -210,9 +210,9 @@ class BatchedPisti:
         observation_format: str = "float",
     ) -> tuple[BatchState, BatchStep]:
         """The pure step: ``(state, actions) -> (next state, BatchStep)``; ``state`` is not
-        modified (see :func:`pisti_env.batched.transitions.step`), and ``self.state`` is
+        modified (see `pisti_env.batched.transitions.step`), and ``self.state`` is
         neither read nor written. ``observation_out``, ``active``, ``observation_format``: see
-        :meth:`step`."""
+        [`step`][pisti_env.batched.BatchedPisti.step]."""
         self._check_out(observation_out, observation_format)  # before the step: a bad buffer must change nothing
         active = self._validated_active(active)
         a = self._validated_actions(state, actions, active)
@@ -228,7 +228,7 @@ class BatchedPisti:
     ) -> torch.Tensor:
         """(B, observation_size) observations of ``seat`` (default: the seat to move), built
         with the Python encoder's tables; written into ``out`` when given. With
-        ``observation_format="uint8"`` packed, see :meth:`step`."""
+        ``observation_format="uint8"`` packed, see [`step`][pisti_env.batched.BatchedPisti.step]."""
         self._check_out(out, observation_format)
         return self._writer.observe(state, state.turn if seat is None else seat, out, observation_format)
 
@@ -257,7 +257,7 @@ class BatchedPisti:
     def _output(
         self, state: BatchState, observation_out: torch.Tensor | None, outcome: Outcome, observation_format: str
     ) -> BatchStep:
-        """The :class:`BatchStep` of ``outcome``, with the next seat's observation and mask."""
+        """The [`BatchStep`][pisti_env.batched.state.BatchStep] of ``outcome``, with the next seat's observation and mask."""
         observation = self._writer.observe(state, state.turn, observation_out, observation_format)
         mask = self._writer.mover_mask(state, observation, observation_format)
         return BatchStep(seat=state.turn, observation=observation, action_mask=mask, **vars(outcome))

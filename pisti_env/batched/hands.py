@@ -3,9 +3,9 @@ and the end of a hand (R19–R26).
 
 Pure functions of ``(tables, state, ...)``. Those whose names end in ``_`` write in place
 the fields of the state they are given that their docstrings name (``code``, and ``deck``
-for all but :func:`deal_`): give them only a state whose those fields the caller owns
-(:func:`pisti_env.batched.state.owned_copy`, or a sub-batch from
-:func:`pisti_env.batched.state.take`, whose tensors are fresh).
+for all but `deal_`): give them only a state whose those fields the caller owns
+(`pisti_env.batched.state.owned_copy`, or a sub-batch from
+`pisti_env.batched.state.take`, whose tensors are fresh).
 """
 
 from __future__ import annotations

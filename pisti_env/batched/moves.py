@@ -108,7 +108,7 @@ def _put_moved(
 ) -> BatchState:
     """``moved`` (``state`` after the face-up play; its ``code`` fresh) with games ``rows``
     replaced by ``after``, those games moved another way from ``before`` (``take(state,
-    rows)``): every field that either move changed is copied (:func:`put_`; of the owned
+    rows)``): every field that either move changed is copied (`put_`; of the owned
     fields only ``code`` changes, and ``moved``'s is its own)."""
     changed = tuple(
         name for name in FIELDS
@@ -122,7 +122,7 @@ def play_face_down(t: Tables, state: BatchState, card: torch.Tensor) -> BatchSta
     seat that played the lone card answers next. The card is known to its player only
     (``loc.PILE_DOWN + seat``), or to everyone if it is the shown stock bottom (R28), and its
     playing-seat code stays NOBODY until it is shown. ``state`` may be any sub-batch of the
-    engine's games (:func:`bluff_move`)."""
+    engine's games (`bluff_move`)."""
     seat, at_card = state.turn, card[:, None]
     code = state.code.clone()
     held_shown = _one_code(code, card) // CODE_WIDTH == loc.HAND_SHOWN + seat  # R28
@@ -145,7 +145,7 @@ def answer_claim(t: Tables, state: BatchState, challenge: torch.Tensor) -> Batch
     """R29: the seat to move believes (``challenge`` False) or challenges the pending claim;
     scored as ``pisti_env.game.claims.answer``. Then the seat after the claimant moves (the caller deals or
     ends the hand when the hands are empty). Rows without a claim compute garbage that the
-    caller drops. ``state`` may be any sub-batch of the engine's games (:func:`bluff_move`)."""
+    caller drops. ``state`` may be any sub-batch of the engine's games (`bluff_move`)."""
     claimant, card, lone = state.claimant.clamp(min=0), state.claim_card.clamp(min=0), state.top
     side = t.side_of.index_select(0, claimant)
     lone_rank = t.rank.index_select(0, lone)

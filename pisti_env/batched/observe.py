@@ -1,7 +1,7 @@
 """Observations and action masks of the batched engine, from the Python encoder's own tables.
 
 A card's feature row for an observer is looked up from its packed code in
-:class:`~pisti_env.views.observation.ObservationEncoder`'s tables (``feature_rows``,
+[`ObservationEncoder`][pisti_env.views.observation.ObservationEncoder]'s tables (``feature_rows``,
 ``count_gather``, ``count_scale``, ``rel_side``, ``static``), so the two engines share one
 definition of the encoding; ``tests/batched/test_batched.py`` checks them equal, bit for bit.
 """
@@ -51,7 +51,7 @@ class ObservationWriter:
         self._padded_pairs = t.tensor(padded, torch.uint8).view(torch.complex128).view(-1)
         self._card_units = torch.empty(B * NUM_CARD_IDS, dtype=torch.complex128, device=dev)
         # The same units seen as one row per game (an expanded view, no copy): where the output
-        # rows are whole units (:func:`_card_units_of`), one gather writes every card's row in place,
+        # rows are whole units (`_card_units_of`), one gather writes every card's row in place,
         # without the intermediate buffer and its copy (gather takes int64 indices).
         self._padded_rows = self._padded_pairs[None, :].expand(B, -1)
         self._pair_index = torch.empty(B, NUM_CARD_IDS, dtype=torch.int64, device=dev)
@@ -77,7 +77,7 @@ class ObservationWriter:
 
     def _count_sources_gather(self, encoder: ObservationEncoder) -> np.ndarray:
         """``encoder.count_gather`` (indices into the counters of ``COUNT_SOURCES``, laid end
-        to end) re-aimed at the counters as :meth:`observe` lays them out: the hand sizes, the
+        to end) re-aimed at the counters as `observe` lays them out: the hand sizes, the
         stock size, pile size and never-turned pile cards, every row of ``side_counts``
         (row-major: row r, side s at ``r * S + s``; only the rows the encoder reads are
         gathered, R30), the hands completed."""
@@ -102,7 +102,7 @@ class ObservationWriter:
     def _init_rest_rows(self, encoder: ObservationEncoder) -> None:
         """The part of the vector after the card block that depends only on (observer, last
         capturer, dealer, seat to move): the static entries and the three one-hot fields,
-        precomputed as one row per combination (``_rest_rows``, row :meth:`_rest_key`)."""
+        precomputed as one row per combination (``_rest_rows``, row `_rest_key`)."""
         t, layout = self.tables, encoder.layout
         n, S, rest_at = t.num_players, t.num_sides, layout.cards_size
         last_at = layout.by_name["last_capturer"].start
@@ -153,7 +153,7 @@ class ObservationWriter:
     ) -> torch.Tensor:
         """(B, size) float32 observations of ``seat`` (B,); written into ``out`` (checked by
         the caller) when given, else into a fresh tensor. With ``observation_format="uint8"``
-        the same vectors packed as (B, packed_size) bytes instead, see :mod:`.compact`."""
+        the same vectors packed as (B, packed_size) bytes instead, see `.compact`."""
         t = self.tables
         B = t.batch_size
         if out is None:
@@ -216,7 +216,7 @@ class ObservationWriter:
         rest[:, self._bluff_at] = values.gather(1, self._bluff_gather.index_select(0, seat)) * self._bluff_scale
 
     def mover_mask(self, state: BatchState, observation: torch.Tensor, observation_format: str = "float") -> torch.Tensor:
-        """:meth:`action_mask` read off ``observation``, the seat to move's own: its legal
+        """`action_mask` read off ``observation``, the seat to move's own: its legal
         cards (R9) are its hand, the "hand" feature of its card block (no second lookup)."""
         stride = self._card_stride[observation_format]
         hand = observation[:, self._hand_feature : stride * NUM_CARD_IDS : stride]
@@ -227,7 +227,7 @@ class ObservationWriter:
 
     def action_mask(self, state: BatchState) -> torch.Tensor:
         """(B, 52) bool: the cards the seat to move holds (R9); with the bluff variant (B, 106),
-        see :meth:`_bluff_mask`."""
+        see `_bluff_mask`."""
         t = self.tables
         index = (state.turn * t.num_codes)[:, None] + state.code
         held = t.legal.index_select(0, index.view(-1)).view(t.batch_size, NUM_CARD_IDS)
@@ -235,8 +235,8 @@ class ObservationWriter:
 
     def takes_legal(self, state: BatchState, a: torch.Tensor) -> torch.Tensor:
         """(B,) bool: whether each game's action ``a[b]`` (any int64 id) is legal in its
-        :meth:`action_mask`, read for that action alone (the step's check: no whole mask). R9:
-        a card the seat holds; R29, as :meth:`_bluff_mask`: a held card face up when no claim
+        `action_mask`, read for that action alone (the step's check: no whole mask). R9:
+        a card the seat holds; R29, as `_bluff_mask`: a held card face up when no claim
         waits, face down where a claim is allowed, an answer only while a claim waits."""
         t = self.tables
         clamped = a.clamp(0, t.settings.num_actions - 1)

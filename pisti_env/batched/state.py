@@ -16,7 +16,7 @@ from ..rules.counters import Counter
 CODE_WIDTH = 256  # ``code`` packs two byte-sized codes: location * CODE_WIDTH + playing seat
 CODE_DTYPE = torch.int32  # codes and the indices built from them stay below 2**31; half the bytes of int64
 # The (B, 52) fields a step owns once it has a fresh copy (``code``: the move makes one;
-# ``deck``: :func:`owned_copy` before a hand ends) and then updates in place: cheaper than a
+# ``deck``: `owned_copy` before a hand ends) and then updates in place: cheaper than a
 # fresh tensor for every change.
 OWNED_FIELDS = ("code", "deck")
 
@@ -26,11 +26,11 @@ class BatchState:
     """The state of B games; every field is a tensor with the batch on dimension 0.
 
     ``code[b, card]`` is ``where * CODE_WIDTH + played_by``: the card's location code
-    (:mod:`pisti_env.rules.locations`) and its playing-seat code, exactly as ``Game.where`` /
+    (`pisti_env.rules.locations`) and its playing-seat code, exactly as ``Game.where`` /
     ``Game.played_by`` of the Python engine (see the ``where`` and ``played_by`` properties);
     ``deck[b]`` this hand's deck (card ids, item 0 dealt first, after the R28 cut);
     ``side_counts[b, row, side]`` the per-side counters, rows named by
-    :class:`pisti_env.rules.counters.Counter` (the bluff rows only with the bluff variant);
+    [`pisti_env.rules.counters.Counter`][pisti_env.rules.counters.Counter] (the bluff rows only with the bluff variant);
     ``claimant``/``claim_card`` the pending claim (R29), as ``Game.claimant`` and
     ``Game.claim_card`` (always -1 without the variant).
     """
@@ -86,14 +86,14 @@ class BatchState:
 
 @dataclass(frozen=True)
 class BatchStep:
-    """What :meth:`BatchedPisti.step` returns, for every game of the batch.
+    """What [`BatchedPisti.step`][pisti_env.batched.BatchedPisti.step] returns, for every game of the batch.
 
     ``seat``, ``observation`` and ``action_mask`` describe the seat to move next (in the new
     episode where ``done``); the mask has one entry per action (52, or 106 with the bluff
     variant, R29). ``rewards[b, s]`` is seat ``s``'s reward for this step (the AEC env's
     ``rewards``). ``done``: the episode ended at this step and the game restarted.
     ``hand_over``: a hand ended at this step; ``hand_result`` then holds its per-side
-    breakdown (keys of :func:`pisti_env.rules.counters.hand_result_keys`, as ``Game.hand_scores``).
+    breakdown (keys of `pisti_env.rules.counters.hand_result_keys`, as ``Game.hand_scores``).
     Where ``done``, ``match_scores`` and ``winner`` (a side, or -1 for a drawn single hand)
     describe the finished episode.
     """
@@ -114,7 +114,7 @@ _FIELD_NAMES = frozenset(FIELDS)
 
 
 def owned_copy(state: BatchState, fields: tuple[str, ...] = OWNED_FIELDS) -> BatchState:
-    """``state`` with fresh copies of ``fields`` (some of :data:`OWNED_FIELDS`): the only kind
+    """``state`` with fresh copies of ``fields`` (some of `OWNED_FIELDS`): the only kind
     of state that the in-place transitions (the functions whose names end in ``_``, each
     naming the fields it writes) may be given. The pure step copies each field before the
     first function that writes it, so its input is never written to."""
@@ -138,8 +138,8 @@ def take(state: BatchState, idx: torch.Tensor) -> BatchState:
 
 def put_(owned: BatchState, idx: torch.Tensor, sub: BatchState, fields: tuple[str, ...] = FIELDS) -> BatchState:
     """``owned`` with rows ``idx`` of ``fields`` (default: all) replaced by the sub-batch
-    ``sub``'s, the other fields kept as they are: the :data:`OWNED_FIELDS` among ``fields``
-    (the caller's own, as after :func:`owned_copy`) are written in place, the others out of
+    ``sub``'s, the other fields kept as they are: the `OWNED_FIELDS` among ``fields``
+    (the caller's own, as after `owned_copy`) are written in place, the others out of
     place."""
     changes = {}
     for name in fields:

@@ -31,7 +31,7 @@ class Tables:
     """
 
     settings: Settings
-    seed: int  # feeds every deck and first dealer (see :mod:`.decks`)
+    seed: int  # feeds every deck and first dealer (see `.decks`)
     reward_mode: str  # "diff" or "win", as the AEC env
     batch_size: int
     device: torch.device
@@ -55,7 +55,7 @@ class Tables:
     # The outcome of a face-up play (R10–R17), one row per (card, top card, pile class, last
     # card of the hand), row ``((card * 52 + top) * PILE_CLASSES + min(pile size, 2)) * L +
     # last`` (L = 2 with ``last_card_pisti=False``, else 1 and no ``last`` term): the columns
-    # of PLAY_COLUMNS, built with the Python engine's own :mod:`pisti_env.rules.scoring` functions.
+    # of PLAY_COLUMNS, built with the Python engine's own `pisti_env.rules.scoring` functions.
     play: torch.Tensor
     # (2n, 3) int32, row ``seat * 2 + capture``: the ``relabel`` offset of the pile's cards
     # (0: keep), the played card's new code, and the seat's side.
@@ -81,7 +81,7 @@ def _as_tensor(x: Any, device: torch.device, dtype: torch.dtype = torch.int64) -
 
 
 def build_tables(settings: Settings, *, batch_size: int, device: torch.device, seed: int, reward_mode: str) -> Tables:
-    """The :class:`Tables` of an engine (its arguments already validated)."""
+    """The `Tables` of an engine (its arguments already validated)."""
     n, S = settings.num_players, settings.num_sides
     num_locations = loc.NUM_LOCATIONS if settings.bluff else loc.NUM_PLAIN_LOCATIONS  # smaller tables
     # without the variant: the observation's lookup is a step's hottest gather, and it stays in cache

@@ -1,5 +1,5 @@
-"""A game of the batched engine as a Python :class:`~pisti_env.game.Game`: the one converter
-from a row of :class:`~pisti_env.batched.state.BatchState` to the Python engine's state.
+"""A game of the batched engine as a Python [`Game`][pisti_env.game.Game]: the one converter
+from a row of [`BatchState`][pisti_env.batched.state.BatchState] to the Python engine's state.
 
 Both engines keep one schema (issue 11): the card codes are ``Game.where`` / ``Game.played_by``
 exactly, the deck is ``Game.deck`` (item 0 dealt first, after the R28 cut), the per-side
@@ -45,7 +45,7 @@ _READ = ("deck", "stock_pos", "turn", "dealer", "in_hands", "hand_sizes", "top",
 def to_games(
     state: BatchState, rows: Sequence[int] | torch.Tensor, settings: Settings, seed: int | None = 0
 ) -> list[Game]:
-    """The games of ``rows`` of ``state`` as Python :class:`Game` objects (see the module
+    """The games of ``rows`` of ``state`` as Python [`Game`][pisti_env.game.Game] objects (see the module
     docstring for what the batched state does not keep).
 
     Args:
@@ -56,7 +56,7 @@ def to_games(
         seed: seeds each converted game's generator, which only shuffles the decks of later
             hands of a match; ``None`` draws fresh entropy.
 
-    Raises ``TypeError`` for a ``settings`` that is not a :class:`Settings`, ``ValueError`` for
+    Raises ``TypeError`` for a ``settings`` that is not a [`Settings`][pisti_env.rules.Settings], ``ValueError`` for
     settings the state cannot hold (two decks, another number of seats or counter rows), a row
     out of range, or a row that is not a consistent game (its pile or hand sizes disagree with
     its card codes).
@@ -83,12 +83,12 @@ def to_games(
 
 
 def to_game(state: BatchState, row: int, settings: Settings, seed: int | None = 0) -> Game:
-    """The game of row ``row`` of ``state``: :func:`to_games` for one row."""
+    """The game of row ``row`` of ``state``: `to_games` for one row."""
     return to_games(state, [row], settings, seed)[0]
 
 
 def _game(settings: Settings, f: dict, where: list[int], played_by: list[int], seed: int | None, row: int) -> Game:
-    """One Game from one row's values (``f``: the fields of :data:`_READ`)."""
+    """One Game from one row's values (``f``: the fields of `_READ`)."""
     n = settings.num_players
     hands: list[list[int]] = [[] for _ in range(n)]
     jacks, hidden, up = [], [], []

@@ -1,7 +1,7 @@
 """The pure step of the batched engine: ``(tables, state, actions) -> (next state, outcome)``.
 
-:func:`step` takes its own copy of each field it updates in place before it updates it
-(:func:`~pisti_env.batched.state.owned_copy`), so its input state is never written to, and
+`step` takes its own copy of each field it updates in place before it updates it
+(`owned_copy`), so its input state is never written to, and
 the same input always gives the same output: no random generator, no hidden state.
 """
 
@@ -22,7 +22,7 @@ from .tables import Tables
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a step did, besides the next state (see :class:`~pisti_env.batched.state.BatchStep`,
+    """What a step did, besides the next state (see [`BatchStep`][pisti_env.batched.state.BatchStep],
     which adds the next seat's observation and mask)."""
 
     rewards: torch.Tensor  # (B, n) float32
@@ -63,9 +63,9 @@ def step(
     modified.
 
     ``active``: an optional (B,) bool mask; only those games move. The others keep their
-    state bit for bit (:func:`~pisti_env.batched.state.select` after the step) and get a
+    state bit for bit (`select` after the step) and get a
     quiet outcome: no rewards, no hand or episode ended. ``a`` must still be legal in every
-    game (what :meth:`BatchedPisti.step_state` ensures)."""
+    game (what [`BatchedPisti.step_state`][pisti_env.batched.BatchedPisti.step_state] ensures)."""
     moved, outcome = _step_all(t, state, a)
     if active is None:
         return moved, outcome
@@ -82,7 +82,7 @@ def step(
 
 
 def _step_all(t: Tables, state: BatchState, a: torch.Tensor) -> tuple[BatchState, Outcome]:
-    """:func:`step` for every game of the batch."""
+    """`step` for every game of the batch."""
     # The move makes a fresh ``code``: from here on the step owns it (deals write it in place).
     state = bluff_move(t, state, a) if t.settings.bluff else play_face_up(t, state, a)
 

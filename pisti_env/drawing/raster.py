@@ -1,6 +1,6 @@
 """The SVG picture rasterised exactly, with CairoSVG (the optional ``pictures`` extra): PNG files
 and ``renderer="cairo"`` frames. The ``rgb_array`` frames of the base install do not need it:
-Pillow draws them from the same layout (:mod:`~pisti_env.drawing.pixels`, issue 50).
+Pillow draws them from the same layout (`pixels`, issue 50).
 
 CairoSVG draws with the Cairo library (Debian's ``libcairo2``) and is imported only here, when
 a picture is first rasterised: ``import pisti_env`` never imports it. Pillow (installed with

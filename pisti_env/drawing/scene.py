@@ -1,13 +1,13 @@
-"""What a picture of the table shows, as plain data: the :class:`Table` scene.
+"""What a picture of the table shows, as plain data: the `Table` scene.
 
-A scene is built in one of two explicit ways, and the drawing (:mod:`~pisti_env.drawing.svg`)
+A scene is built in one of two explicit ways, and the drawing (`svg`)
 reads nothing else:
 
-* :func:`seat_table` reads a :class:`~pisti_env.views.view.SeatView` and nothing else, so the
+* `seat_table` reads a [`SeatView`][pisti_env.agents.SeatView] and nothing else, so the
   scene holds only what that seat may know (R30–R31): its own hand face up, every other hand as
   backs with a count, the pile's never-turned table cards as backs (R8), a face-down claim card
   as a back unless it is the seat's own or the shown stock-bottom card (R28, R29).
-* :func:`open_table` is the spectator's scene: every hand, every pile card and the face-down
+* `open_table` is the spectator's scene: every hand, every pile card and the face-down
   claim card face up. It is for watching a game, never for a player.
 
 Both show the same public facts (R30): the pile's top card and how many lie under it, the
@@ -30,7 +30,7 @@ BACK = None  # a card drawn face down in a scene's card lists
 
 @dataclass(frozen=True)
 class SeatRow:
-    """One seat at the table: its name, side and hand (card ids, or :data:`BACK` per card the
+    """One seat at the table: its name, side and hand (card ids, or `BACK` per card the
     viewer may not see)."""
 
     name: str
@@ -56,7 +56,7 @@ class SideRow:
 class Table:
     """Everything one picture of the table shows (see the module docstring).
 
-    ``pile`` lists the table pile bottom first (card ids, :data:`BACK` for a card the viewer
+    ``pile`` lists the table pile bottom first (card ids, `BACK` for a card the viewer
     cannot identify); ``claim`` is ``(claimant seat, face-down card id or BACK)`` while a claim
     waits for its answer (R29). ``viewer`` is the seat whose view it is, ``None`` for all open.
     ``turn`` is the seat to move, ``None`` once the game is over; ``bottom`` the seat drawn at
@@ -151,7 +151,7 @@ def seat_table(view: SeatView, names: Sequence[str], last_move: str | None = Non
         view: the seat's view, the only source of the scene.
         names: a display name per seat.
         last_move: the line telling the last move, as this seat saw it (e.g. from
-            :func:`pisti_env.terminal.events.describe_move` with ``viewer=view.seat``);
+            `pisti_env.terminal.events.describe_move` with ``viewer=view.seat``);
             ``None``: the last card shown this hand.
     """
     hands: list[list[int | None]] = [[BACK] * size for size in view.hand_sizes]
@@ -163,7 +163,7 @@ def seat_table(view: SeatView, names: Sequence[str], last_move: str | None = Non
 
 def open_table(game: Game, names: Sequence[str], last_move: str | None = None, bottom: int = 0) -> Table:
     """The spectator's scene of ``game``: every card face up, seat ``bottom`` drawn at the
-    bottom. For watching only, never for a player (a seat's picture is :func:`seat_table`)."""
+    bottom. For watching only, never for a player (a seat's picture is `seat_table`)."""
     view = SeatView(game, bottom)  # only its public facts are read; it checks the seat
     hands = [game.hand_card_ids(s) for s in range(game.num_players)]
     pile = [p % NUM_CARD_IDS for p in game.pile]

@@ -1,10 +1,10 @@
-"""A :class:`~pisti_env.drawing.scene.Table` drawn as SVG: the layout's items
-(:mod:`~pisti_env.drawing.layout`) written as SVG text.
+"""A `Table` drawn as SVG: the layout's items
+(`layout`) written as SVG text.
 
 Every card is drawn here (a rounded face with its rank and suit shapes, or a patterned back):
 no image file is read or fetched. Each card face is defined once (``<defs>``) and placed with
-``<use>``, so a picture is small and a page of many pictures (:mod:`~pisti_env.terminal.replay_html`)
-can share one set of definitions (:func:`card_defs`).
+``<use>``, so a picture is small and a page of many pictures (`replay_html`)
+can share one set of definitions (`card_defs`).
 
 The picture is the layout's 640×480 canvas (readable at that size, scaled for others). Elements
 carry the items' ``data-role``/``data-card``/``data-side``/``data-field`` attributes so that
@@ -145,11 +145,11 @@ def table_svg(table: Table, width: int = WIDTH, height: int = HEIGHT, defs: bool
     """The SVG document of ``table``, drawn on a 640×480 canvas scaled to ``width``×``height``.
 
     Args:
-        table: the scene (:func:`~pisti_env.drawing.scene.seat_table` or
-            :func:`~pisti_env.drawing.scene.open_table`).
+        table: the scene (`seat_table` or
+            `open_table`).
         width, height: the picture's size in pixels.
         defs: include the card definitions this picture uses; ``False`` when the page already
-            holds :func:`card_defs` (the replay page shares one set).
+            holds `card_defs` (the replay page shares one set).
     """
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="{width}" '

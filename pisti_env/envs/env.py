@@ -2,7 +2,7 @@
 
 Agents ``player_0 … player_{n-1}`` are the seats in playing order (R3). An action is a card id
 (R2). Observations are ``{"observation": float32 vector, "action_mask": int8[52]}`` built by
-:mod:`pisti_env.views.observation`; the mask is all zeros for a seat that is not to move.
+`pisti_env.views.observation`; the mask is all zeros for a seat that is not to move.
 
 ``observation_format="flat"`` is the form for wrappers that only take a Box (SuperSuit's
 ``flatten_v0``, ``dtype_v0``, ``normalize_obs_v0``, ``frame_stack_v1``, …): the observation is
@@ -39,21 +39,21 @@ integer, a 0-d or one-element integer array, or a one-element integer tensor (du
 anything with ``item()`` and ``numel()``/``size``, so torch is never imported). Anything else
 (``bool``, ``float``, ``str``, ``None`` on a live agent's turn, an array of several elements)
 is a ``TypeError`` naming the type (and an array's shape and dtype); an id outside the action
-space is a ``ValueError``. Both change nothing. See :func:`pisti_env.rules.actions.action_id`.
+space is a ``ValueError``. Both change nothing. See `pisti_env.rules.actions.action_id`.
 
 Illegal actions (``illegal_action=``), following PettingZoo's classic games, whose ``env()``
 wraps the game in ``TerminateIllegalWrapper``:
 
-* ``"penalty"`` (the default of :func:`env`): an in-range action that is not legal now ends
+* ``"penalty"`` (the default of [`env`][pisti_env.env]): an in-range action that is not legal now ends
   the episode for everyone (all agents terminated), warns, sets ``info["illegal_move"] = True``
   for the offender, and gives the offender's *side* (its partner too) a penalty that never
-  makes the illegal move pay (:func:`illegal_action_penalty`). With ``reward="diff"``
+  makes the illegal move pay (`illegal_action_penalty`). With ``reward="diff"``
   the other sides share the opposite amount (each gets ``-penalty / (sides - 1)``), so the
   per-side rewards of that step still sum to 0 like every other step. With ``reward="win"``
   the offender's side gets −1 (the worst outcome of a game); with two sides the other side
   gets +1 (it wins by forfeit), with three or more the others get 0 (none of them has won:
   they count as tied for the best, as in a drawn single hand).
-* ``"raise"`` (the default of :class:`raw_env`, for debugging): ``ValueError`` naming the
+* ``"raise"`` (the default of [`raw_env`][pisti_env.raw_env], for debugging): ``ValueError`` naming the
   action and the legal ones; nothing changes.
 """
 
@@ -92,11 +92,11 @@ def env(*, illegal_action: str = "penalty", **kwargs: Any) -> AECEnv:
     for debugging), behind ``OrderEnforcingWrapper``.
 
     The penalty lives in the raw environment (it needs the game to size the penalty, see
-    :func:`illegal_action_penalty`), as do the bounds checks, so the only wrapper is
+    `illegal_action_penalty`), as do the bounds checks, so the only wrapper is
     ``OrderEnforcingWrapper``, as the subclass
-    :class:`~pisti_env.envs.order_enforcing.FastOrderEnforcingWrapper` (the same checks, errors and
+    `FastOrderEnforcingWrapper` (the same checks, errors and
     warnings; ``last``, ``step`` and ``agent_iter`` read the raw env directly). See
-    :class:`raw_env` for the arguments.
+    [`raw_env`][pisti_env.raw_env] for the arguments.
     """
     return FastOrderEnforcingWrapper(raw_env(illegal_action=illegal_action, **kwargs))
 
@@ -128,7 +128,7 @@ def hand_points_bound(settings: Settings, plays: int, pending_claim: bool) -> in
     """An upper bound on the points all sides together can still add to their public totals
     (R30) in a hand with ``plays`` card plays left (and a claim waiting for its answer):
     every card point of the deck(s) (R20), the majority (R21), and the largest pişti or claim
-    stakes (R13–R17, R29) on every play that can score (:func:`_scoring_plays_bound`; the
+    stakes (R13–R17, R29) on every play that can score (`_scoring_plays_bound`; the
     answer to a pending claim can score once more)."""
     card_points = sum(POINTS[: settings.num_cards])
     events = _scoring_plays_bound(plays) + (1 if pending_claim else 0)
@@ -142,7 +142,7 @@ def illegal_action_penalty(game: Game, side: int) -> float:
     (R30) so far, and ``D + penalty`` is what it ends the episode with. The penalty is
     ``W − D`` for a ``W`` that no continuation can go below, so stopping here is never better
     than playing on. Let ``k`` be the number of sides, ``T`` the public totals now, ``R`` =
-    :func:`hand_points_bound` for the rest of this hand and ``H`` the same for a whole hand.
+    `hand_points_bound` for the rest of this hand and ``H`` the same for a whole hand.
     Public totals never decrease, so the offender's final total is at least ``T[side]``.
 
     * The episode ends with this hand (always with ``target=None``): the other sides gain at
@@ -187,15 +187,15 @@ class raw_env(AECEnv):
     Args:
         render_mode: ``None``, ``"ansi"`` (``render()`` returns text), ``"human"`` (prints it
             after every step) or ``"rgb_array"`` (``render()`` returns a 480×640×3 ``uint8``
-            picture of the table, :func:`pisti_env.drawing.open_frame`, drawn with Pillow: no
+            picture of the table, `pisti_env.drawing.open_frame`, drawn with Pillow: no
             extra needed). Every mode is a spectator's view: all cards open, for watching,
             never for a player.
         reward: ``"diff"`` (default) or ``"win"``; see the module docstring.
         illegal_action: ``"raise"`` (the default of the bare ``raw_env``, as PettingZoo's
             classic ``raw_env`` s do): an illegal action raises ``ValueError`` and changes
-            nothing; ``"penalty"`` (the default of :func:`env`): it ends the episode with a
+            nothing; ``"penalty"`` (the default of [`env`][pisti_env.env]): it ends the episode with a
             warning and a penalty for the offender's side, see the module docstring and
-            :func:`illegal_action_penalty`.
+            `illegal_action_penalty`.
         observation_format: ``"dict"`` (default): ``observe()`` gives
             ``{"observation": float32 vector, "action_mask": int8}``, PettingZoo's classic
             convention; ``"flat"``: the float32 vector alone (its space is the Dict's

@@ -5,7 +5,7 @@ PettingZoo's wrapper reaches every attribute of the wrapped env (``agents``,
 ``agent_selection``, ``rewards``, ...) through ``__getattr__``: each read first fails on the
 wrapper and then goes through two Python functions. ``last()`` makes five such reads,
 ``agent_iter`` two a turn and ``step()`` one, and together they cost more than a do-nothing
-env's whole turn. :class:`FastOrderEnforcingWrapper` is an ``OrderEnforcingWrapper`` (a
+env's whole turn. `FastOrderEnforcingWrapper` is an ``OrderEnforcingWrapper`` (a
 subclass: ``isinstance`` checks and every other method are PettingZoo's) whose ``last()``,
 ``step()`` and ``agent_iter()`` read the wrapped env directly. The checks, errors and warnings
 are PettingZoo's own, word for word:

@@ -1,4 +1,4 @@
-"""How an environment's ``reset(seed=...)`` picks the seed of its :class:`~pisti_env.game.Game`.
+"""How an environment's ``reset(seed=...)`` picks the seed of its [`Game`][pisti_env.game.Game].
 
 ``pisti_v0`` and the single-agent Gymnasium env share it, so the same seed deals the same game
 in both: a given seed is the game's seed; without one the game's seed is drawn from the

@@ -2,13 +2,13 @@
 
 ``gymnasium.make("pisti/Pisti-v0", opponent="expert", num_players=3, bluff=True)`` — the id is
 registered when ``pisti_env`` is imported. The env runs the Python engine
-(:class:`~pisti_env.game.Game`) directly: the other seats' players choose from their own
-:class:`~pisti_env.agents.SeatView` (what that seat may know and nothing else, R30–R31) until
+([`Game`][pisti_env.game.Game]) directly: the other seats' players choose from their own
+[`SeatView`][pisti_env.agents.SeatView] (what that seat may know and nothing else, R30–R31) until
 it is the learner's turn again.
 
 * **Observation**: the same Dict as ``pisti_v0`` gives the learner's seat, byte for byte
   (``"observation"`` float32 vector, ``"action_mask"`` int8; all-zero mask once the episode is
-  over); :meth:`PistiEnv.action_masks` returns the mask as bools for sb3-contrib's MaskablePPO.
+  over); [`PistiEnv.action_masks`][pisti_env.envs.single_agent.PistiEnv.action_masks] returns the mask as bools for sb3-contrib's MaskablePPO.
   ``observation_format="flat"``: the float32 vector alone (its space exactly the Dict's
   ``"observation"`` Box), for wrappers that only take a Box (SuperSuit's ``normalize_obs_v0``,
   ``frame_stack_v1``, …), and every info holds the int8 mask as ``info["action_mask"]``, as
@@ -75,7 +75,7 @@ def check_seat(seat: Any, num_players: int, what: str) -> int | None:
 
 
 def check_reset_options(options: dict[str, Any] | None, num_players: int) -> tuple[dict[str, Any], int | None]:
-    """A single-learner env's ``reset`` options checked (:data:`RESET_OPTIONS`): returns them
+    """A single-learner env's ``reset`` options checked (`RESET_OPTIONS`): returns them
     as a dict and the learner's seat they ask for (``None``: fixed or drawn). ``TypeError`` for
     options that are not a dict, ``ValueError`` for an unknown key or a bad seat."""
     options = {} if options is None else options
@@ -123,8 +123,8 @@ class PistiEnv(gymnasium.Env):
 
     Args:
         opponent: who plays the other side(s): a player spec for
-            :func:`~pisti_env.agents.make_player` (``"random"``, ``"greedy"`` (default),
-            ``"expert"``, ``"pimc:n=32"``, a checkpoint path) or a :class:`~pisti_env.agents.Player`
+            [`make_player`][pisti_env.agents.make_player] (``"random"``, ``"greedy"`` (default),
+            ``"expert"``, ``"pimc:n=32"``, a checkpoint path) or a [`Player`][pisti_env.agents.base.Player]
             object. A spec builds one player per seat; an object plays every opponent seat.
         partner: who plays the learner's partner with partnerships (4 players, R4): a spec or a
             player object as ``opponent``; ``None`` (default) means the same as ``opponent``.
@@ -140,7 +140,7 @@ class PistiEnv(gymnasium.Env):
         observation_format: ``"dict"`` (default): ``{"observation": float32 vector,
             "action_mask": int8}``; ``"flat"``: the vector alone, the mask in
             ``info["action_mask"]`` (see the module docstring).
-        **settings: the game settings (see :func:`~pisti_env.rules.make_settings`).
+        **settings: the game settings (see [`make_settings`][pisti_env.rules.make_settings]).
 
     Raises ``ValueError``/``TypeError`` naming the bad argument and what is allowed.
     """
@@ -286,7 +286,7 @@ class PistiEnv(gymnasium.Env):
     # ------------------------------------------------------------------ render
     def render(self) -> str | np.ndarray | None:
         """The table (a spectator's view: every hand): ``"ansi"`` returns it as text, ``"human"``
-        prints it, ``"rgb_array"`` returns its picture (:func:`pisti_env.drawing.open_frame`)."""
+        prints it, ``"rgb_array"`` returns its picture (`pisti_env.drawing.open_frame`)."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render without specifying a render_mode.")
             return None

@@ -2,10 +2,10 @@
 
 ``pisti_v0`` (every agent) and the single-agent Gymnasium env (the learner) share them: the
 observation is ``{"observation": Box(float32, layout bounds), "action_mask": Box(0, 1, int8)}``
-(:mod:`pisti_env.views.observation` gives the layout) and the action space is ``Discrete(52)``, or
+(`pisti_env.views.observation` gives the layout) and the action space is ``Discrete(52)``, or
 ``Discrete(106)`` with the bluff variant (R29).
 
-With ``observation_format="flat"`` (:data:`OBSERVATION_FORMATS`) the observation space is that
+With ``observation_format="flat"`` (`OBSERVATION_FORMATS`) the observation space is that
 Dict's ``"observation"`` Box alone, the space for wrappers that only take a Box (SuperSuit's);
 the envs then give the legal-action mask in the info (``info["action_mask"]``), as PettingZoo
 documents for envs whose observation is not a Dict.
@@ -27,7 +27,7 @@ OBSERVATION_FORMATS = ("dict", "flat")
 
 
 def check_observation_format(observation_format: Any) -> str:
-    """``observation_format`` checked: one of :data:`OBSERVATION_FORMATS`, else a ``ValueError``
+    """``observation_format`` checked: one of `OBSERVATION_FORMATS`, else a ``ValueError``
     naming the allowed values."""
     if not (isinstance(observation_format, str) and observation_format in OBSERVATION_FORMATS):
         raise ValueError(f"observation_format must be one of {OBSERVATION_FORMATS}, got {observation_format!r}")

@@ -1,9 +1,9 @@
 """A Gymnasium vector env on the batched engine: N learner games at once (``pisti/Pisti-v0``).
 
 ``gymnasium.make_vec("pisti/Pisti-v0", num_envs=4096, opponent="greedy")`` returns a
-:class:`PistiVectorEnv` (the id's ``vector_entry_point``). Each of the N games is the game of the
-single-agent env :class:`~pisti_env.envs.single_agent.PistiEnv`: one learner seat, every other seat
-played by a built-in player; but all N are held by one :class:`~pisti_env.batched.BatchedPisti`
+[`PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv] (the id's ``vector_entry_point``). Each of the N games is the game of the
+single-agent env [`PistiEnv`][pisti_env.envs.single_agent.PistiEnv]: one learner seat, every other seat
+played by a built-in player; but all N are held by one [`BatchedPisti`][pisti_env.batched.BatchedPisti]
 and the other seats choose with their players' batched form (``act_batch``: ``"random"``,
 ``"greedy"``, ``"expert"`` (without the bluff variant or the shown stock-bottom card), any
 checkpoint path, or a player object that has one; ``"pimc"`` has none and is refused).
@@ -12,11 +12,11 @@ checkpoint path, or a player object that has one; ``"pimc"`` has none and is ref
   games whose seat to move is not the learner's are stepped (and only those: the engine's
   ``active`` mask) with the other players' choices until every game is at its learner's turn
   again: a varying number of moves per game (3–4 players, hand ends, R29's answers).
-* **Rewards, observations, infos**: as :class:`PistiEnv` gives them, game for game on the same
+* **Rewards, observations, infos**: as [`PistiEnv`][pisti_env.envs.single_agent.PistiEnv] gives them, game for game on the same
   decks (``tests/env/test_vector_env.py`` checks it): the reward is everything the learner received
   since its previous decision (``reward="diff"``: an episode's rewards add up to its final score
   difference; ``"win"``: ±1 at the end). Observation: ``{"observation": (N, size) float32,
-  "action_mask": (N, actions) int8}``; :meth:`PistiVectorEnv.action_masks` gives the masks as
+  "action_mask": (N, actions) int8}``; [`PistiVectorEnv.action_masks`][pisti_env.envs.vector.PistiVectorEnv.action_masks] gives the masks as
   bools. ``observation_format="flat"``: the (N, size) vectors alone, and the (N, actions) int8
   masks of the observations given with them in ``infos["action_mask"]`` (NumPy or torch, as the
   observations; ``"_action_mask"`` all true). Infos (arrays with a ``"_key"`` mask,
@@ -30,7 +30,7 @@ checkpoint path, or a player object that has one; ``"pimc"`` has none and is ref
   a finished game inside the step that ends it, so the terminal observation itself is not
   kept: ``infos["final_obs"]`` is ``None`` for those games (it is only needed to bootstrap
   truncated episodes, and these episodes only terminate). Rewards the learner receives in its
-  new episode before its first decision come with its next step, as in :class:`PistiEnv`.
+  new episode before its first decision come with its next step, as in [`PistiEnv`][pisti_env.envs.single_agent.PistiEnv].
   ``autoreset_mode=AutoresetMode.NEXT_STEP`` (what RLlib's env runners expect) instead: a game
   whose episode ended reports ``terminated=True`` with the finished episode's infos in place
   (no ``final_info``), and its next step ignores its action and reports the new episode's
@@ -98,7 +98,7 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         autoreset_mode: ``AutoresetMode.SAME_STEP`` (default) or ``NEXT_STEP`` (or their
             values, ``"SameStep"``, ``"NextStep"``); see the module docstring.
         observation_format: ``"dict"`` (default) or ``"flat"``: see the module docstring.
-        **settings: the game settings (one deck: 2–4 players), as :class:`PistiEnv`.
+        **settings: the game settings (one deck: 2–4 players), as [`PistiEnv`][pisti_env.envs.single_agent.PistiEnv].
 
     A ``num_envs`` whose estimated memory exceeds what is available (the host's, and the
     engine's device's) is a ``ValueError`` at once, naming the estimate.
@@ -220,7 +220,7 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
         if not isinstance(actions, torch.Tensor):
             actions = torch.as_tensor(np.asarray(actions))
         # All games are at the learner's turn; raises naming the first bad game. The next seats'
-        # observations go to a scratch buffer: they are rarely the learners' (see :meth:`_kept`).
+        # observations go to a scratch buffer: they are rarely the learners' (see `_kept`).
         # With NEXT_STEP the games whose episode ended last step do not move: this step only
         # reports their new episode's start (already at the learner's turn, see _play_others).
         restarting = self._restarting
@@ -256,7 +256,7 @@ class PistiVectorEnv(gymnasium.vector.VectorEnv):
 
         A reward goes to ``rewards`` (in place) while the game's episode has not ended in this
         step (``done``), and to ``carry`` (the next step's) after. Returns the last
-        :class:`BatchStep`, ``carry``, the games whose episode ended here with their learners'
+        [`BatchStep`][pisti_env.batched.state.BatchStep], ``carry``, the games whose episode ended here with their learners'
         seats then, and the hand results seen."""
         ended: torch.Tensor | None = None
         ended_seat = self._seat

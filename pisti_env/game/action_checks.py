@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def resolve_action(game: Game, action: Any, seat: int) -> tuple[int, int]:
     """Validate ``seat``'s action. Returns ``(0, physical card)`` for a face-up play,
     ``(FACE_DOWN, physical card)`` for a face-down one and ``(BELIEVE, action)`` for an answer
-    (R29). Raises ``TypeError``/``ValueError`` as :meth:`~pisti_env.game.Game.step` documents."""
+    (R29). Raises ``TypeError``/``ValueError`` as [`step`][pisti_env.game.Game.step] documents."""
     bluff = game.settings.bluff
     top = game.num_actions - 1
     what = "an int card id" if not bluff else "an int action id"

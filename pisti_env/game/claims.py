@@ -1,4 +1,4 @@
-"""The bluff variant (R29) in :class:`~pisti_env.game.Game`: when a seat may claim a pişti,
+"""The bluff variant (R29) in [`Game`][pisti_env.game.Game]: when a seat may claim a pişti,
 the face-down play, and the answer (believe or challenge) with its score.
 
 A face-down play leaves the lone card in ``game.pile`` and puts the claim in

@@ -1,7 +1,7 @@
-"""The deal of :class:`~pisti_env.game.Game`: a caller's deck checked, the shuffle, the table
+"""The deal of [`Game`][pisti_env.game.Game]: a caller's deck checked, the shuffle, the table
 cards and the R28 cut when a hand starts (R5–R8, R28), and each round of four cards (R6, R18, R27).
 
-The functions act on the game state they are given, as :mod:`pisti_env.batched.hands` does for
+The functions act on the game state they are given, as `pisti_env.batched.hands` does for
 the batched engine. Every random choice comes from ``game.rng`` (R5, R7).
 """
 

@@ -1,5 +1,5 @@
 """Worlds a seat cannot tell apart from the real one (R31): the cards it cannot know, and a copy
-of a :class:`~pisti_env.game.Game` with those cards dealt again (for search players like pimc).
+of a [`Game`][pisti_env.game.Game] with those cards dealt again (for search players like pimc).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def unknown_cards(game: Game, seat: int) -> list[int]:
     """Physical cards whose identity ``seat`` cannot know (R31), ascending; see
-    :func:`pisti_env.rules.locations.unknown_codes`."""
+    `pisti_env.rules.locations.unknown_codes`."""
     unknown = loc.unknown_codes(seat, game.side_of[seat])
     return [p for p, code in enumerate(game.where) if code in unknown]
 
@@ -27,7 +27,7 @@ def unknown_cards(game: Game, seat: int) -> list[int]:
 def determinize(game: Game, seat: int, rng: random.Random | int | None = None, *, claim: bool | None = None) -> Game:
     """A copy of ``game`` in which everything ``seat`` cannot know (R31) is dealt again uniformly.
 
-    The unknown cards (:func:`unknown_cards`, a set the seat can work out itself) are
+    The unknown cards (`unknown_cards`, a set the seat can work out itself) are
     shuffled and dealt into the unknown places in an order that is itself public: the
     face-down card of a pending claim (R29), other hands by seat and position, hidden table
     cards, the stock in dealing order, the hidden captures of each other side, then the

@@ -3,36 +3,36 @@
 Everything here follows ``RULES.md``; comments cite its rule numbers. The engine never reads
 the clock or global random state: every random choice comes from the ``random.Random`` seeded
 by the caller (R5, R7). The rule facts themselves (location codes, action ids, scores, counter
-rows) live in :mod:`~pisti_env.rules.locations`, :mod:`~pisti_env.rules.actions`, :mod:`~pisti_env.rules.scoring`
-and :mod:`~pisti_env.rules.counters`.
+rows) live in `locations`, `actions`, `scoring`
+and `counters`.
 
-:class:`Game` holds the state and is the engine's public face: its queries, :meth:`Game.step`
-and :meth:`Game.clone`. The rules that change the state are functions of the game in their own
-modules: :mod:`~pisti_env.game.deal` (a hand's start and the deal rounds), :mod:`~pisti_env.game.play`
-(a face-up play's capture and the turn order), :mod:`~pisti_env.game.claims` (the bluff variant),
-:mod:`~pisti_env.game.hand_end` (sweep, scores, match end), :mod:`~pisti_env.game.action_checks` (a bad
-action refused) and :mod:`~pisti_env.game.determinize` (the worlds a seat cannot tell apart).
+[`Game`][pisti_env.game.Game] holds the state and is the engine's public face: its queries, [`Game.step`][pisti_env.game.Game.step]
+and [`Game.clone`][pisti_env.game.Game.clone]. The rules that change the state are functions of the game in their own
+modules: `deal` (a hand's start and the deal rounds), `play`
+(a face-up play's capture and the turn order), `claims` (the bluff variant),
+`hand_end` (sweep, scores, match end), `action_checks` (a bad
+action refused) and `determinize` (the worlds a seat cannot tell apart).
 
 State is kept in a few flat containers so that a step is cheap:
 
-* ``hands[seat]``: the physical cards (``copy * 52 + id``, see :mod:`pisti_env.rules.cards`) in
+* ``hands[seat]``: the physical cards (``copy * 52 + id``, see `pisti_env.rules.cards`) in
   each hand; ``pile``: the table pile, bottom first; ``deck[stock_pos:]``: the stock.
-* ``where[p]``: a location code (:mod:`pisti_env.rules.locations`) for every physical card. It records
+* ``where[p]``: a location code (`pisti_env.rules.locations`) for every physical card. It records
   both where a card is and who may know it (R30–R31), and is what the observation encoder reads.
 * ``played_by[p]``: ``loc.PLAYED_BY + seat`` for the seat that played card ``p`` face up this
   hand, or ``loc.NOBODY``.
-* ``counts[row][side]``: the per-side counters, one row per :class:`~pisti_env.rules.counters.Counter`
+* ``counts[row][side]``: the per-side counters, one row per [`Counter`][pisti_env.rules.counters.Counter]
   (the rows of the batched engine's ``side_counts``): captured cards, points, piştis, the match
   totals and, with the bluff variant, bluff points and claim counts. They are updated as cards
   move; the old attribute names (``captured_count``, ``match_scores``, ...) read the live rows.
 
-:attr:`Game.public_total` (every point of a side that all seats can count, R30) is computed from
+[`Game.public_total`][pisti_env.game.Game.public_total] (every point of a side that all seats can count, R30) is computed from
 the table: the match total plus this hand's face-up card points, pişti and bluff points; hidden
 card points and the majority join it at the end of the hand.
 
 The bluff variant (R29, ``bluff=True``): actions are plain ints, so face-down plays
 (``FACE_DOWN + card id`` = 52–103) and the answers (``BELIEVE`` = 104, ``CHALLENGE`` = 105)
-extend the same action space; :mod:`~pisti_env.game.claims` describes the claim's state
+extend the same action space; `claims` describes the claim's state
 (``claimant``, ``claim_card``) and where its cards go.
 """
 
@@ -65,7 +65,7 @@ _PLAYED_BY, _PILE_UP = loc.PLAYED_BY, loc.PILE_UP  # location codes of a face-up
 _COUNTER_ROWS = len(Counter)  # the rows of Game.counts, bluff rows included (R29)
 
 def _counter_row(row: Counter, doc: str) -> property:
-    """A read-only attribute for one row of ``Game.counts`` (see :meth:`Game.counter`)."""
+    """A read-only attribute for one row of ``Game.counts`` (see [`Game.counter`][pisti_env.game.Game.counter])."""
     index = int(row)
     return property(lambda game: game.counter(index), doc=doc)
 
@@ -74,7 +74,7 @@ class Game:
     """One Pişti match (``settings.target`` set) or single hand (``target=None``).
 
     Args:
-        settings: a validated :class:`~pisti_env.rules.Settings` (default: the standard game).
+        settings: a validated [`Settings`][pisti_env.rules.Settings] (default: the standard game).
         seed: seeds the game's own ``random.Random``: the first dealer (R5) and every shuffle.
         deck: optional first-hand deck, ``52 * decks`` card ids or text codes, item 0 dealt
             first (R6). Later hands of a match are shuffled from ``seed``.
@@ -83,9 +83,9 @@ class Game:
     Raises ``ValueError``/``TypeError`` for a bad deck or dealer; the object is then not built.
 
     The per-side counters are one table, ``counts[row][side]``, with the rows of
-    :class:`~pisti_env.rules.counters.Counter` (the bluff rows only with ``bluff``, R29);
+    [`Counter`][pisti_env.rules.counters.Counter] (the bluff rows only with ``bluff``, R29);
     ``captured_count``, ``match_scores`` and the other row names read its live rows, and
-    :attr:`public_total` is computed from it.
+    [`public_total`][pisti_env.game.Game.public_total] is computed from it.
     """
 
     def __init__(
@@ -142,7 +142,7 @@ class Game:
     )
 
     def counter(self, row: Counter | int) -> list[int]:
-        """Row ``row`` of :attr:`counts`: the live per-side list. A bluff row of a game without
+        """Row ``row`` of `counts`: the live per-side list. A bluff row of a game without
         the variant reads as zeros (R29)."""
         if not (isinstance(row, int) and not isinstance(row, bool) and 0 <= row < _COUNTER_ROWS):
             row = check_int(row, "row", low=0, high=_COUNTER_ROWS - 1, kind="counter row")  # never wraps
@@ -162,12 +162,12 @@ class Game:
     # ------------------------------------------------------------------ public queries
     @property
     def current_seat(self) -> int:
-        """The seat to move (meaningless once :attr:`done`)."""
+        """The seat to move (meaningless once `done`)."""
         return self.turn
 
     @property
     def last_hand_result(self) -> list[dict[str, int]] | None:
-        """Per-side result of the last finished hand (see :meth:`hand_scores`), or ``None``: a
+        """Per-side result of the last finished hand (see [`hand_scores`][pisti_env.game.Game.hand_scores]), or ``None``: a
         copy, so editing it changes neither the game nor what it hands out next."""
         return [dict(side) for side in self.hand_results[-1]] if self.hand_results else None
 
@@ -187,7 +187,7 @@ class Game:
     @property
     def pending_claim(self) -> tuple[int, int] | None:
         """``(claimant seat, lone card id)`` of the claim waiting for an answer (R29), public;
-        ``None`` when there is none. The answering seat is :attr:`turn`."""
+        ``None`` when there is none. The answering seat is `turn`."""
         if self.claimant < 0:
             return None
         return self.claimant, self.pile[0] % NUM_CARD_IDS
@@ -293,7 +293,7 @@ class Game:
     # ------------------------------------------------------------------ copies
     def clone(self) -> "Game":
         """An independent copy (the random generator included): every attribute is copied
-        deeply by :func:`_copy_state`, so the copy shares no mutable object with this game,
+        deeply by `_copy_state`, so the copy shares no mutable object with this game,
         whatever attributes the game holds."""
         g = Game.__new__(Game)
         g.__dict__.update({name: _copy_state(value) for name, value in self.__dict__.items()})
@@ -332,7 +332,7 @@ def _holds_only_immutables(items: Any) -> bool:
 
 
 def _copy_state(value: Any) -> Any:
-    """A copy of one attribute of a :class:`Game` that shares no mutable object with ``value``.
+    """A copy of one attribute of a [`Game`][pisti_env.game.Game] that shares no mutable object with ``value``.
 
     Immutable values are returned as they are; lists, tuples and dicts are copied level by
     level, a ``bytearray`` by value, a random generator by its state. Any other type raises

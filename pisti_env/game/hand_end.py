@@ -1,4 +1,4 @@
-"""The end of a hand of :class:`~pisti_env.game.Game`: the sweep (R19), the hand's scores into
+"""The end of a hand of [`Game`][pisti_env.game.Game]: the sweep (R19), the hand's scores into
 the match (R20–R24), the end of the match (R25, R26) or the next hand by the next dealer (R5).
 """
 

@@ -1,4 +1,4 @@
-"""A face-up play's consequences in :class:`~pisti_env.game.Game`: the capture and its pişti
+"""A face-up play's consequences in [`Game`][pisti_env.game.Game]: the capture and its pişti
 (R10–R17), then the turn passing on, a new round dealt or the hand ending (R3, R18, R19, R27).
 
 This is the hot path of ``Game.step`` (the AEC env, pimc's rollouts): keep it lean.

@@ -2,9 +2,9 @@
 
 Two doors, each with a PPO config and RLlib's action-masking module:
 
-* **Batched, single-agent** (:class:`PistiVectorRLlibEnv`, :func:`single_agent_ppo_config`): each
+* **Batched, single-agent** ([`PistiVectorRLlibEnv`][pisti_env.integrations.rllib.PistiVectorRLlibEnv], `single_agent_ppo_config`): each
   env runner steps one ``gymnasium.make_vec("pisti/Pisti-v0", num_envs=N)`` (the vector env on
-  the batched engine, :class:`pisti_env.envs.vector.PistiVectorEnv`): N games in one object, the
+  the batched engine, [`pisti_env.envs.vector.PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv]): N games in one object, the
   learner holds one seat of each and a batched player (``"greedy"``, a checkpoint, ...) the
   others. RLlib builds it through its ``vector_entry_point`` (``gym_env_vectorize_mode=
   "vector_entry_point"``) and steps it with one forward pass for the N games. RLlib's env
@@ -13,7 +13,7 @@ Two doors, each with a PPO config and RLlib's action-masking module:
   the env is made with ``autoreset_mode=NEXT_STEP``: the same games, decisions, masks and
   rewards as the default same-step mode (``tests/env/test_vector_next_step.py``). An episode's
   rewards add up to the learner's final score difference, as in the vector env.
-* **Multi-agent, step by step** (:class:`PistiMultiAgentEnv`, :func:`ppo_config`):
+* **Multi-agent, step by step** ([`PistiMultiAgentEnv`][pisti_env.integrations.rllib.PistiMultiAgentEnv], `ppo_config`):
   ``pisti_v0`` as a ``MultiAgentEnv``, every seat played by one shared module (self-play),
   for what the single-agent door cannot do: a learner at every seat, any player count and
   variant, players without a batched form.
@@ -21,18 +21,18 @@ Two doors, each with a PPO config and RLlib's action-masking module:
 Needs the ``rllib`` extra (``pip install -e ".[rllib]"``); ``import pisti_env`` never imports
 this module.
 
-What RLlib needs that ``pisti_v0`` does not give as it is, and what :class:`PistiMultiAgentEnv`
+What RLlib needs that ``pisti_v0`` does not give as it is, and what [`PistiMultiAgentEnv`][pisti_env.integrations.rllib.PistiMultiAgentEnv]
 does about it (the first point holds for the batched door too):
 
 * **Observation keys.** RLlib's action-masking module
   (``ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule``)
   reads ``{"observations": …, "action_mask": …}``; ``pisti_v0`` says ``"observation"``. The
-  adapter renames the key (:func:`to_rllib_observation`); the vector and the mask are
+  adapter renames the key (`to_rllib_observation`); the vector and the mask are
   ``pisti_v0``'s own (R30, R31: nothing a seat may not know).
 * **Turns.** Only the seat to move gets an observation in a step, so RLlib asks one seat for
   one action. At the end of the episode every seat gets its last observation.
 * **Illegal actions.** RLlib's env check steps with unmasked sampled actions, so the adapter
-  wraps :func:`pisti_env.env` (``illegal_action="penalty"``, PettingZoo's classic convention):
+  wraps [`pisti_env.env`][pisti_env.env] (``illegal_action="penalty"``, PettingZoo's classic convention):
   an illegal action ends the episode, the offender's side is penalised and the others get the
   opposite amount. With the masking module no action is ever illegal.
 * **Rewards to the seat they belong to.** ``pisti_v0`` rewards every seat at every step (an
@@ -50,7 +50,7 @@ does about it (the first point holds for the batched door too):
   shares are not in RLlib's returns (they are in the adapter's rewards). A masked policy never
   gets there, and every seat acts in every hand (R6).
 
-:func:`ppo_config` samples whole episodes (``batch_mode="complete_episodes"``): a hand is
+`ppo_config` samples whole episodes (``batch_mode="complete_episodes"``): a hand is
 short (48 decisions with 2 players), and no advantage is then bootstrapped at a cut. Episodes
 that RLlib cuts into chunks (``"truncate_episodes"``) keep the seats' returns too (RLlib
 carries a held reward into the next chunk; the recipe test runs both).
@@ -101,7 +101,7 @@ def env_config_dict(config: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def rllib_observation_space(space: spaces.Dict) -> spaces.Dict:
-    """``pisti_v0``'s observation space under :func:`to_rllib_observation`'s keys."""
+    """``pisti_v0``'s observation space under `to_rllib_observation`'s keys."""
     return spaces.Dict({OBSERVATIONS: space["observation"], ACTION_MASK: space["action_mask"]})
 
 
@@ -235,11 +235,11 @@ def ppo_config(
     seed: int | None = 0,
 ) -> PPOConfig:
     """A ``PPOConfig`` (new API stack, torch) that trains one action-masked module for every
-    seat of :class:`PistiMultiAgentEnv`; set PPO's own hyperparameters with ``.training(…)``.
+    seat of [`PistiMultiAgentEnv`][pisti_env.integrations.rllib.PistiMultiAgentEnv]; set PPO's own hyperparameters with ``.training(…)``.
 
     Args:
         env_config: the env's settings, reward and illegal-action mode (see
-            :class:`PistiMultiAgentEnv`); checked here by building the env once, so a bad key
+            [`PistiMultiAgentEnv`][pisti_env.integrations.rllib.PistiMultiAgentEnv]); checked here by building the env once, so a bad key
             fails in the caller rather than in a Ray worker.
         hidden: sizes of the hidden layers of the policy and the value networks (two separate
             MLPs with ReLU, RLlib's default model with these widths).
@@ -252,7 +252,7 @@ def ppo_config(
             seeded).
 
     Episodes are sampled whole (``batch_mode="complete_episodes"``, see the module
-    docstring); ``policy_mapping_fn`` maps every seat to :data:`SHARED_MODULE`.
+    docstring); ``policy_mapping_fn`` maps every seat to `SHARED_MODULE`.
     """
     PistiMultiAgentEnv(env_config).close()  # a bad config fails here, not in a Ray worker
     env_config = dict(env_config or {})
@@ -327,12 +327,12 @@ class PistiVectorRLlibEnv(gymnasium.vector.VectorObservationWrapper):
     """The batched door's env, as RLlib builds it from ``env_config`` (RLlib takes a class or a
     registered name, and adds ``num_envs``): ``gymnasium.make_vec("pisti/Pisti-v0", ...)`` with
     next-step autoreset and numpy outputs, its observations under the keys RLlib's
-    action-masking module reads (:func:`to_rllib_observation`; arrays shared, not copied).
+    action-masking module reads (`to_rllib_observation`; arrays shared, not copied).
 
     Args:
         config: RLlib's ``env_config`` plus ``num_envs`` (default 1); every other key is the
             vector env's (``opponent``, ``partner``, ``seat``, ``reward``, ``device`` and the
-            game settings; see :class:`pisti_env.envs.vector.PistiVectorEnv`). ``autoreset_mode``
+            game settings; see [`pisti_env.envs.vector.PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv]). ``autoreset_mode``
             and ``output`` are set here and may not be given.
 
     Raises:
@@ -371,12 +371,12 @@ def single_agent_ppo_config(
     seed: int | None = 0,
 ) -> PPOConfig:
     """A ``PPOConfig`` (new API stack, torch) whose env runners each step
-    ``num_envs_per_env_runner`` games of the vector env (:class:`PistiVectorRLlibEnv`) with one
+    ``num_envs_per_env_runner`` games of the vector env ([`PistiVectorRLlibEnv`][pisti_env.integrations.rllib.PistiVectorRLlibEnv]) with one
     action-masked module; set PPO's own hyperparameters with ``.training(…)``.
 
     Args:
         env_config: the vector env's opponent, learner seat, reward and game settings (see
-            :class:`PistiVectorRLlibEnv`); checked here by building the env once, so a bad key fails
+            [`PistiVectorRLlibEnv`][pisti_env.integrations.rllib.PistiVectorRLlibEnv]); checked here by building the env once, so a bad key fails
             in the caller rather than in a Ray worker.
         hidden: sizes of the hidden layers of the policy and the value networks (two separate
             MLPs, RLlib's default model with these widths).

@@ -7,10 +7,10 @@
     env = VecMonitor(PistiSB3VecEnv(num_envs=1024, opponent="greedy", num_players=2, target=None))
     model = MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=4096).learn(1_000_000)
 
-:class:`PistiSB3VecEnv` is a :class:`stable_baselines3.common.vec_env.VecEnv` over
-:class:`~pisti_env.envs.vector.PistiVectorEnv` (``pisti/Pisti-v0``'s vector env): the N games are
+[`PistiSB3VecEnv`][pisti_env.integrations.sb3.PistiSB3VecEnv] is a `stable_baselines3.common.vec_env.VecEnv` over
+[`PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv] (``pisti/Pisti-v0``'s vector env): the N games are
 held by one batched engine and stepped together, the other seats choosing with their players'
-batched form. It gives SB3 what SB3's own ``DummyVecEnv`` of N :class:`~pisti_env.envs.single_agent.PistiEnv`
+batched form. It gives SB3 what SB3's own ``DummyVecEnv`` of N [`PistiEnv`][pisti_env.envs.single_agent.PistiEnv]
 would give, game for game, without a Python loop over the games:
 
 * **Observations**: the Dict ``{"observation": (N, size) float32, "action_mask": (N, actions)
@@ -33,11 +33,11 @@ would give, game for game, without a Python loop over the games:
   (the engine derives each game's decks from it).
 * **Opponents**: any player with a batched form (``"random"``, ``"greedy"``, ``"expert"``, a
   checkpoint path, an object with ``act_batch``), and for self-play a
-  :class:`~pisti_env.integrations.snapshots.SnapshotPool` (shared with the other batched doors)
-  of frozen copies of the learner's own policy (:class:`PolicySnapshot`), refreshed during
-  training by :class:`SnapshotCallback`.
+  [`SnapshotPool`][pisti_env.integrations.snapshots.SnapshotPool] (shared with the other batched doors)
+  of frozen copies of the learner's own policy (`PolicySnapshot`), refreshed during
+  training by `SnapshotCallback`.
 
-``get_attr``/``set_attr``/``env_method`` reach the one :class:`PistiVectorEnv` shared by the N
+``get_attr``/``set_attr``/``env_method`` reach the one [`PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv] shared by the N
 games (a method runs once and its result is given to every index asked), except
 ``env_method("action_masks")``, which gives each game its own mask.
 """
@@ -61,7 +61,7 @@ from .snapshots import FrozenPolicy, SnapshotPool
 
 
 class _FinalMoves:
-    """Stands in for a :class:`PistiVectorEnv`'s engine and remembers, for every engine step in
+    """Stands in for a [`PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv]'s engine and remembers, for every engine step in
     which episodes ended, the state before it and the actions taken. The engine restarts a
     finished game inside that step, so this is what the terminal observation is rebuilt from."""
 
@@ -93,9 +93,9 @@ class PistiSB3VecEnv(VecEnv):
             much as the batched step itself. SB3's algorithms read it only to bootstrap
             truncated episodes, and these episodes never truncate: ``False`` leaves it out
             (``info.get("terminal_observation")`` is then ``None``, as SB3 allows).
-        **options: :class:`~pisti_env.envs.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
+        **options: [`PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv]'s arguments: ``opponent`` (default
             ``"greedy"``; any player with a batched form, or an object with ``act_batch`` such
-            as a :class:`~pisti_env.integrations.snapshots.SnapshotPool`; one player chooses
+            as a [`SnapshotPool`][pisti_env.integrations.snapshots.SnapshotPool]; one player chooses
             for every opponent seat of every game), ``partner``, ``seat``, ``reward``,
             ``device`` (of the engine and the players: observations reach SB3 as NumPy arrays,
             as every VecEnv's do) and the game settings.
@@ -114,7 +114,7 @@ class PistiSB3VecEnv(VecEnv):
 
     # ------------------------------------------------------------------ the VecEnv API
     def reset(self) -> dict[str, np.ndarray]:
-        """Start N new episodes, seeded by the last :meth:`seed` (then forgotten, as SB3 does)."""
+        """Start N new episodes, seeded by the last [`seed`][pisti_env.integrations.sb3.PistiSB3VecEnv.seed] (then forgotten, as SB3 does)."""
         options = self._options[0] or None  # PistiVectorEnv's batch options: "decks", "dealers", "seats"
         observation, info = self.vector.reset(seed=self._seeds[0], options=options)
         if self.terminal_observation:
@@ -151,7 +151,7 @@ class PistiSB3VecEnv(VecEnv):
         return observation, rewards.astype(np.float32), dones, infos
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Seed the next :meth:`reset` (SB3's convention: ``seed + i`` listed for game ``i``;
+        """Seed the next [`reset`][pisti_env.integrations.sb3.PistiSB3VecEnv.reset] (SB3's convention: ``seed + i`` listed for game ``i``;
         the engine derives all N games from ``seed`` itself)."""
         return super().seed(seed)
 
@@ -208,7 +208,7 @@ class PistiSB3VecEnv(VecEnv):
         self, records: list[tuple[BatchState, torch.Tensor, torch.Tensor]], final_seats: np.ndarray
     ) -> dict[int, dict[str, np.ndarray]]:
         """Each finished game's last observation for its learner: the game before its final move
-        (as a Python :class:`~pisti_env.game.Game`), that move played, then encoded for the
+        (as a Python [`Game`][pisti_env.game.Game]), that move played, then encoded for the
         learner's seat (R30), with an all-zero mask (nothing is legal after the end)."""
         terminals: dict[int, dict[str, np.ndarray]] = {}
         mask = np.zeros(self.settings.num_actions, dtype=np.int8)
@@ -227,7 +227,7 @@ class PistiSB3VecEnv(VecEnv):
 # ---------------------------------------------------------------------------- self-play
 class PolicySnapshot(FrozenPolicy):
     """A frozen copy of an SB3 (maskable) policy as a batched player (``act_batch``) and a
-    harness player (``act``), for a :class:`~pisti_env.integrations.snapshots.SnapshotPool`.
+    harness player (``act``), for a [`SnapshotPool`][pisti_env.integrations.snapshots.SnapshotPool].
 
     Args:
         policy: a ``MaskableActorCriticPolicy`` (``model.policy``); it is copied, so the
@@ -253,7 +253,7 @@ class PolicySnapshot(FrozenPolicy):
 
 
 class SnapshotCallback(BaseCallback):
-    """Adds a :class:`PolicySnapshot` of the model's policy to ``pool`` every ``every``
+    """Adds a `PolicySnapshot` of the model's policy to ``pool`` every ``every``
     environment steps (summed over the games), from the next opponent move on."""
 
     def __init__(self, pool: SnapshotPool, every: int, deterministic: bool = False) -> None:
@@ -271,7 +271,7 @@ class SnapshotCallback(BaseCallback):
 
 
 def policy_snapshot(model: BaseAlgorithm, deterministic: bool = False) -> PolicySnapshot:
-    """A frozen :class:`PolicySnapshot` of ``model``'s current policy."""
+    """A frozen `PolicySnapshot` of ``model``'s current policy."""
     return PolicySnapshot(model.policy, deterministic=deterministic)
 
 

@@ -8,10 +8,10 @@ by frozen snapshots of the learner's own policy, every reward credited to the se
     ...                                            # train a masked policy on env (SB3, ...)
     pool.add(policy_snapshot)                      # every K steps, from a callback
 
-:class:`SelfPlayEnv` is a Gymnasium env *over the AEC env* ``pisti_v0`` (:func:`pisti_env.env`):
+`SelfPlayEnv` is a Gymnasium env *over the AEC env* ``pisti_v0`` ([`pisti_env.env`][pisti_env.env]):
 it steps the AEC env for every seat, the learner's moves coming from ``step(action)`` and the
 other seats' from their players, and hands the learner what the AEC env itself credits to the
-learner's agent. No library is imported here: a snapshot is any :class:`~pisti_env.agents.Player`
+learner's agent. No library is imported here: a snapshot is any [`Player`][pisti_env.agents.base.Player]
 or any callable ``policy(observation) -> action`` on ``pisti_v0``'s Dict observation (see
 ``examples/sb3_selfplay.py`` for sb3-contrib's MaskablePPO).
 
@@ -33,8 +33,8 @@ or to ±1 / 0 (``reward="win"``). The learner also plays one seat in one stream 
 observations; the tutorial's model plays every seat in one stream, so a step's observation
 belongs to another seat than its reward.
 
-**Why a layer over pisti_v0 and not** :class:`~pisti_env.envs.single_agent.PistiEnv`. ``PistiEnv``
-plays the :class:`~pisti_env.game.Game` directly and computes the learner's reward itself
+**Why a layer over pisti_v0 and not** [`PistiEnv`][pisti_env.envs.single_agent.PistiEnv]. ``PistiEnv``
+plays the [`Game`][pisti_env.game.Game] directly and computes the learner's reward itself
 (cheaper: no AEC bookkeeping). It already takes a player object as ``opponent``, so
 ``PistiEnv(opponent=SnapshotPool(...))`` trains on the same signal: the same seed, the same
 learner actions and the same opponents play the same episode in both, observation for
@@ -42,12 +42,12 @@ observation and reward for reward (tested). ``SelfPlayEnv`` exists for what Pist
 show: the crediting done on the AEC env through PettingZoo's own API, the one a user wrapping
 ``pisti_v0`` (or any AEC game) for a single-agent library has to get right, and the AEC env's
 own rules on top (its illegal-action penalty, infos, rendering). Everything else is
-``pisti_v0``'s or shared: the rewards (:mod:`pisti_env.game.rewards`, through ``pisti_v0``), the
-spaces, the game seed (:mod:`pisti_env.envs.seeding`, through ``pisti_v0``'s ``reset``), the action
-conversion (:func:`pisti_env.rules.actions.action_id`, in ``pisti_v0``'s ``step``), the players
-(:func:`pisti_env.agents.as_player`, :func:`~pisti_env.agents.view_for_agent`).
+``pisti_v0``'s or shared: the rewards (`pisti_env.game.rewards`, through ``pisti_v0``), the
+spaces, the game seed (`pisti_env.envs.seeding`, through ``pisti_v0``'s ``reset``), the action
+conversion (`pisti_env.rules.actions.action_id`, in ``pisti_v0``'s ``step``), the players
+(`pisti_env.agents.as_player`, `view_for_agent`).
 
-**Snapshots.** :class:`SnapshotPool` is a player holding the last ``size`` snapshots (plus a
+**Snapshots.** `SnapshotPool` is a player holding the last ``size`` snapshots (plus a
 first player until the first snapshot arrives); each episode it draws one of them, uniformly,
 to play every seat it holds. The caller refreshes it (``pool.add(snapshot)``, e.g. from a
 training callback every K steps). A pool lives in the process that steps its env: with
@@ -79,10 +79,10 @@ PlayerLike = Union[str, Player, Policy]
 
 
 class PolicyPlayer:
-    """A policy snapshot (``policy(observation) -> action``) as a :class:`~pisti_env.agents.Player`.
+    """A policy snapshot (``policy(observation) -> action``) as a [`Player`][pisti_env.agents.base.Player].
 
     Args:
-        policy: called with the seat's observation (:meth:`SeatView.observation`, the Dict
+        policy: called with the seat's observation ([`SeatView.observation`][pisti_env.agents.SeatView.observation], the Dict
             ``pisti_v0`` gives that seat) and returns an integer-like legal action.
         name: the player's name (harness tables, error messages).
 
@@ -109,9 +109,9 @@ class PolicyPlayer:
 
 
 def as_selfplay_player(player: PlayerLike, role: str, **kwargs: Any) -> Player:
-    """``player`` as a :class:`~pisti_env.agents.Player`: a spec or a Player through
-    :func:`~pisti_env.agents.as_player` (``kwargs`` passed on), any other callable as a
-    :class:`PolicyPlayer`. ``role`` names the argument in the ``TypeError`` for anything else."""
+    """``player`` as a [`Player`][pisti_env.agents.base.Player]: a spec or a Player through
+    `as_player` (``kwargs`` passed on), any other callable as a
+    `PolicyPlayer`. ``role`` names the argument in the ``TypeError`` for anything else."""
     if isinstance(player, (str, Player)):
         return as_player(player, role, **kwargs)
     if callable(player):
@@ -127,13 +127,13 @@ class SnapshotPool:
 
     Args:
         first: who plays until the first snapshot is added (a player spec, a
-            :class:`~pisti_env.agents.Player` or a policy callable; default ``"random"``).
+            [`Player`][pisti_env.agents.base.Player] or a policy callable; default ``"random"``).
             It leaves the pool when the first snapshot arrives.
         size: how many snapshots the pool keeps (the newest; ``1`` = always the latest
             snapshot). More snapshots mean more varied opponents and less chasing of the
             learner's own latest habits, at the price of older, weaker ones.
-        seed: seeds the draws until the first :meth:`reset` with a seed.
-        settings: the game settings, for a spec ``first`` (see :func:`~pisti_env.agents.make_player`).
+        seed: seeds the draws until the first `reset` with a seed.
+        settings: the game settings, for a spec ``first`` (see [`make_player`][pisti_env.agents.make_player]).
 
     ``reset(seed)`` (the env calls it at every episode) reseeds the pool's draw and picks the
     snapshot that plays the episode; ``act(view)`` asks it. One pool can play several seats
@@ -183,8 +183,8 @@ class SelfPlayEnv(gymnasium.Env):
     """One learner seat of ``pisti_v0`` as a Gymnasium env; the other seats played by snapshots.
 
     Args:
-        opponent: who plays the other sides' seats: a :class:`SnapshotPool` (the self-play
-            case), any :class:`~pisti_env.agents.Player`, a policy callable
+        opponent: who plays the other sides' seats: a `SnapshotPool` (the self-play
+            case), any [`Player`][pisti_env.agents.base.Player], a policy callable
             ``policy(observation) -> action`` on ``pisti_v0``'s Dict observation, or a player
             spec (``"random"``, ``"greedy"``, ...; a spec builds one player per seat, an object
             plays every seat it is given). Default ``"random"``.
@@ -199,17 +199,17 @@ class SelfPlayEnv(gymnasium.Env):
             ``reward``, ``illegal_action``, ``render_mode`` and settings must be left out
             (they are the env's own).
         reward: ``"diff"`` (default; an episode sums to its final score difference) or
-            ``"win"``; see :mod:`pisti_env.envs.env`.
+            ``"win"``; see `pisti_env.envs.env`.
         illegal_action: what ``pisti_v0`` does with an illegal learner action: ``"penalty"``
             (default) ends the episode with a penalty no illegal move can profit from, credited
             to the learner like any reward; ``"raise"``: ``ValueError``, nothing changed.
             An opponent's illegal action always raises ``ValueError`` (a broken snapshot, not
             something to learn from).
         render_mode: ``None``, ``"ansi"`` or ``"human"``, as ``pisti_v0``.
-        **settings: the game settings (see :func:`~pisti_env.rules.make_settings`).
+        **settings: the game settings (see [`make_settings`][pisti_env.rules.make_settings]).
 
     Observations are ``pisti_v0``'s Dict for the learner's seat (all-zero mask once the episode
-    is over); :meth:`action_masks` gives the mask as bools (sb3-contrib's MaskablePPO). Infos:
+    is over); `action_masks` gives the mask as bools (sb3-contrib's MaskablePPO). Infos:
     ``"side"`` and ``"seat"`` of the learner, plus whatever ``pisti_v0`` gave the learner's
     agent since its previous decision (``"hand_result"`` and ``"match_scores"`` when a hand
     ended, ``"illegal_move"``). Episodes end by ``terminated``, never ``truncated``.

@@ -13,7 +13,7 @@ classes (each library's module adds the snapshot of its own policy object:
 batched form (``act_batch``), which is what every batched door takes as ``opponent``, and a
 harness form (``act``), so the same object plays ``pisti-eval``'s deals.
 
-The step-by-step self-play env (:mod:`pisti_env.integrations.selfplay`) has its own pool, which
+The step-by-step self-play env (`pisti_env.integrations.selfplay`) has its own pool, which
 draws one snapshot per episode of a single game.
 """
 
@@ -32,17 +32,17 @@ from ..agents import Player, SeatView, as_batched_player
 class FrozenPolicy:
     """A frozen policy as a batched player (``act_batch``) and a harness player (``act``).
 
-    Subclasses give :meth:`logits`, the policy's scores of the actions for a batch of
+    Subclasses give `logits`, the policy's scores of the actions for a batch of
     observations; illegal actions are never chosen whatever their score.
 
     Args:
         deterministic: play the most likely legal action, or (default) sample one, which keeps
             self-play opponents varied.
         name: the player's name (harness tables).
-        device: where :meth:`logits` runs (inputs are moved there, actions moved back).
+        device: where `logits` runs (inputs are moved there, actions moved back).
 
     Sampling draws from the ``generator`` it is given (the env's, seeded by its ``reset``), or
-    in :meth:`act` from its own, reseeded by :meth:`reset`.
+    in `act` from its own, reseeded by `reset`.
     """
 
     def __init__(self, deterministic: bool = False, name: str = "snapshot", device: str | torch.device = "cpu") -> None:
@@ -88,7 +88,7 @@ class ModuleSnapshot(FrozenPolicy):
             the snapshot keeps these weights while the learner trains on.
         logits: ``logits(module, observation, mask) -> (B, actions)``: how to call the copy
             (``None``: ``module(observation)``).
-        deterministic, name: as :class:`FrozenPolicy`.
+        deterministic, name: as `FrozenPolicy`.
     """
 
     def __init__(
@@ -138,7 +138,7 @@ class SnapshotPool:
         self._assignment: torch.Tensor | None = None  # (B,) which member plays each game
 
     def add(self, snapshot: Any) -> None:
-        """Keep ``snapshot`` (an object with ``act_batch``, e.g. a :class:`ModuleSnapshot`) and
+        """Keep ``snapshot`` (an object with ``act_batch``, e.g. a `ModuleSnapshot`) and
         drop the oldest beyond ``size``; every game draws its player again at the next move."""
         if not callable(getattr(snapshot, "act_batch", None)):
             raise TypeError(f"snapshot must have act_batch (a batched player), got {type(snapshot).__name__}")

@@ -5,13 +5,13 @@
     envs = PistiTianshouVectorEnv(num_envs=1024, opponent="greedy", num_players=2, target=None)
     collector = tianshou.data.Collector(algorithm, envs, VectorReplayBuffer(1024 * 32, 1024))
 
-:class:`PistiTianshouVectorEnv` is a :class:`tianshou.env.BaseVectorEnv` (what Tianshou's
-``Collector`` and trainers take) built on :class:`pisti_env.envs.vector.PistiVectorEnv`: the same
+[`PistiTianshouVectorEnv`][pisti_env.integrations.tianshou_batched.PistiTianshouVectorEnv] is a `tianshou.env.BaseVectorEnv` (what Tianshou's
+``Collector`` and trainers take) built on [`pisti_env.envs.vector.PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv]: the same
 games, the same observations, masks and rewards, one batched engine instead of N Python envs
 behind N workers. Each game is the single-agent task of ``pisti/Pisti-v0``: the learner holds
 one seat, every other seat is played by a batched player (``opponent``, ``partner``).
 
-**Observations.** A :class:`tianshou.data.Batch` with ``obs`` ((N, size) float32, the seat's
+**Observations.** A `tianshou.data.Batch` with ``obs`` ((N, size) float32, the seat's
 observation vector) and ``mask`` ((N, actions) bool, its legal actions): the layout Tianshou's
 masked discrete policies read (``batch.obs.obs``, ``batch.obs.mask``), the same as its own
 ``PettingZooEnv`` gives, without ``agent_id`` (there is one learner per game).
@@ -37,7 +37,7 @@ whose episode ended before stepping it again. The door maps one onto the other:
   Rewards the learner earns in the new episode before its first decision still arrive with its
   first step (they belong to the new episode).
 * ``reset()`` (all games, as ``Collector.reset`` calls it) deals N new games; a seed given to it,
-  or set before by :meth:`seed`, makes the deals repeatable.
+  or set before by `seed`, makes the deals repeatable.
 * Stepping a game whose episode ended before it was reset, or resetting only part of the games
   while some of them are mid-episode, is a ``RuntimeError`` / ``ValueError``: the engine cannot
   restart one game on its own, and a silent re-deal would lose a game.
@@ -53,7 +53,7 @@ dicts into one of its ``Batch`` objects at every step (twice), which with keys c
 times the engine's own step. With ``infos=True`` each holds ``env_id`` and the learner's
 ``seat`` and ``side`` for the transition (the finished episode's, on its last step).
 
-**Networks.** :class:`ObsTrunk` and :class:`MaskedActor` read this layout (and
+**Networks.** `ObsTrunk` and `MaskedActor` read this layout (and
 ``PettingZooEnv``'s): the actor sets the logits of illegal actions to the lowest float, so
 Tianshou's categorical policy never samples them and gives them log-probability ``-inf``-like
 values that never enter a loss.
@@ -83,9 +83,9 @@ class PistiTianshouVectorEnv(BaseVectorEnv):
         num_envs: the number of games N (Tianshou's ``env_num``).
         infos: fill the per-game info dicts (``env_id``, ``seat``, ``side``); ``False``
             (default) hands out empty dicts, which Tianshou's collector handles far faster.
-        **options: :class:`~pisti_env.envs.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
+        **options: [`PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv]'s arguments: ``opponent`` (default
             ``"greedy"``; a player with a batched form, or an object with ``act_batch`` such as
-            a :class:`~pisti_env.integrations.snapshots.SnapshotPool`), ``partner``, ``seat``,
+            a [`SnapshotPool`][pisti_env.integrations.snapshots.SnapshotPool]), ``partner``, ``seat``,
             ``reward``, ``device`` (the engine's and the players'; outputs are NumPy) and the
             game settings.
     """
@@ -119,7 +119,7 @@ class PistiTianshouVectorEnv(BaseVectorEnv):
     def get_env_attr(self, key: str, id: int | Sequence[int] | np.ndarray | None = None) -> list[Any]:
         """One value per game in ``id`` (all: ``None``): the single game's ``action_space``,
         ``observation_space``, ``metadata``, ``spec`` or ``reward_range``, or an attribute of
-        the underlying :class:`PistiVectorEnv` (the same for every game)."""
+        the underlying [`PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv] (the same for every game)."""
         self._assert_is_not_closed()
         ids = self._ids(id, "id")
         value = self._spaces[key] if key in self._spaces else getattr(self.vector, key)
@@ -162,8 +162,8 @@ class PistiTianshouVectorEnv(BaseVectorEnv):
 
         Games whose episode ended in the last step get their next episode's first observation,
         already dealt; all games together (``env_id`` ``None`` or every id) are dealt anew, with
-        ``seed`` (or the one given to :meth:`seed`) and ``options`` as
-        :meth:`PistiVectorEnv.reset` takes them. Anything else is a ``ValueError``."""
+        ``seed`` (or the one given to [`seed`][pisti_env.integrations.tianshou_batched.PistiTianshouVectorEnv.seed]) and ``options`` as
+        [`PistiVectorEnv.reset`][pisti_env.envs.vector.PistiVectorEnv.reset] takes them. Anything else is a ``ValueError``."""
         self._assert_is_not_closed()
         ids = self._ids(env_id, "env_id")
         fresh = self._obs is None or seed is not None or options is not None or not self._ended[ids].all()
@@ -185,7 +185,7 @@ class PistiTianshouVectorEnv(BaseVectorEnv):
         return self._obs[ids], self._infos(ids, self._seat, self._side)
 
     def seed(self, seed: int | Sequence[int] | None = None) -> list[int | None]:
-        """Seed the next full :meth:`reset` (every game's deal comes from one engine seed: a
+        """Seed the next full [`reset`][pisti_env.integrations.tianshou_batched.PistiTianshouVectorEnv.reset] (every game's deal comes from one engine seed: a
         sequence's first value is used). Returns that seed, once per game."""
         self._assert_is_not_closed()
         if seed is not None and not isinstance(seed, (int, np.integer)):
@@ -281,7 +281,7 @@ class MaskedActor(AbstractDiscreteActor):
 
 
 class ActorPlayer:
-    """A masked actor (:class:`MaskedActor` or any module mapping ``Batch(obs, mask)`` to
+    """A masked actor (`MaskedActor` or any module mapping ``Batch(obs, mask)`` to
     logits) as a player of the evaluation harness and ``pisti-eval``'s API: on the seat's own
     observation (``SeatView.observation()``, R30) it plays the most probable legal action."""
 
@@ -300,8 +300,8 @@ class ActorPlayer:
 
 
 def actor_snapshot(actor: torch.nn.Module, deterministic: bool = False, name: str = "tianshou-snapshot") -> ModuleSnapshot:
-    """A frozen copy of a masked actor (:class:`MaskedActor`, or any module mapping
+    """A frozen copy of a masked actor (`MaskedActor`, or any module mapping
     ``Batch(obs, mask)`` to ``(logits, state)``) as a batched player: the opponent of a
-    :class:`PistiTianshouVectorEnv` or a member of a :class:`~pisti_env.integrations.snapshots.SnapshotPool`
+    [`PistiTianshouVectorEnv`][pisti_env.integrations.tianshou_batched.PistiTianshouVectorEnv] or a member of a [`SnapshotPool`][pisti_env.integrations.snapshots.SnapshotPool]
     (self-play). It samples from the legal actions unless ``deterministic``."""
     return ModuleSnapshot(actor, lambda net, obs, mask: net(Batch(obs=obs, mask=mask))[0], deterministic, name)

@@ -6,10 +6,10 @@ imports this module.
 Two forms, both ``batch_size=[N]`` on the engine's device, observations and masks straight from
 the engine's tensors (no NumPy on the way):
 
-* :class:`PistiTorchRLEnv`, **single agent**: each of the N games is a game of
+* `PistiTorchRLEnv`, **single agent**: each of the N games is a game of
   ``pisti/Pisti-v0``: the learner holds one seat, the other seats are played by a built-in
   player's batched form (``"greedy"``, ``"random"``, a checkpoint path, ...). It is
-  :class:`pisti_env.envs.vector.PistiVectorEnv` (``output="torch"``) behind TorchRL's API, so its
+  [`pisti_env.envs.vector.PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv] (``output="torch"``) behind TorchRL's API, so its
   observations, masks and rewards are that env's, game for game. Keys::
 
       observation   (N, obs_size) float32     what the learner may know (R30)
@@ -20,7 +20,7 @@ the engine's tensors (no NumPy on the way):
                                               episode's rewards add up to the score difference)
       done, terminated, truncated  (N, 1) bool  (episodes terminate, never truncate)
 
-* :class:`PistiSelfPlayTorchRLEnv`, **multi-agent**: every seat of every game is an agent of one
+* `PistiSelfPlayTorchRLEnv`, **multi-agent**: every seat of every game is an agent of one
   group (``"agents"``, shape ``(N, num_players)``), the layout of TorchRL's multi-agent
   (MAPPO/IPPO) loops, for self-play with one shared policy. Each step one seat per game plays
   (turn-based): the group's ``"mask"`` is True for that seat only, its ``"action_mask"`` is the
@@ -31,7 +31,7 @@ the engine's tensors (no NumPy on the way):
 
 **Action masks.** The action spec is a ``Categorical`` whose mask is kept equal to the
 ``action_mask`` just returned, so ``env.rand_action()`` (and ``check_env_specs``) only ever
-samples legal actions; a policy should use :class:`torchrl.modules.MaskedCategorical` with the
+samples legal actions; a policy should use `torchrl.modules.MaskedCategorical` with the
 ``action_mask`` key (a ``Collector`` given ``policy=None`` samples from its own copy of the spec,
 without the masks). An illegal action raises ``ValueError`` naming the game and its legal
 actions, and changes nothing.
@@ -49,7 +49,7 @@ Wrapping the env with TorchRL's ``auto_reset=True`` is not needed (its NaN fill 
 observations would poison GAE's value of terminal steps).
 
 **Seeding.** ``set_seed(s)`` (or ``seed=`` at construction) makes the next full reset
-``PistiVectorEnv.reset(seed=s)`` (or :class:`~pisti_env.batched.BatchedPisti` with that seed):
+``PistiVectorEnv.reset(seed=s)`` (or [`BatchedPisti`][pisti_env.batched.BatchedPisti] with that seed):
 the same seed and actions play the same games. Unseeded, a full reset draws fresh decks.
 """
 
@@ -110,9 +110,9 @@ class PistiTorchRLEnv(EnvBase):
     Args:
         num_envs: the number of games N.
         seed: the seed of the first full reset (``None``: unseeded).
-        **options: :class:`~pisti_env.envs.vector.PistiVectorEnv`'s arguments: ``opponent`` (default
+        **options: [`PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv]'s arguments: ``opponent`` (default
             ``"greedy"``; a player with a batched form, or an object with ``act_batch`` such as
-            a :class:`~pisti_env.integrations.snapshots.SnapshotPool`), ``partner``, ``seat``,
+            a [`SnapshotPool`][pisti_env.integrations.snapshots.SnapshotPool]), ``partner``, ``seat``,
             ``reward``, ``device`` (of the engine, the players and every tensor of the env) and
             the game settings (one deck: 2–4 players); default ``num_players=2`` and single
             hands (``target=None``).
@@ -139,7 +139,7 @@ class PistiTorchRLEnv(EnvBase):
 
     @property
     def settings(self):
-        """The game settings (:class:`pisti_env.rules.Settings`)."""
+        """The game settings ([`pisti_env.rules.Settings`][pisti_env.rules.Settings])."""
         return self.vector.settings
 
     def _set_seed(self, seed: int | None) -> None:

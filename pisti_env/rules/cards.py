@@ -1,6 +1,6 @@
 """Card identifiers, ranks, text codes and the deal sizes (RULES.md R1, R2, R6).
 
-Card points (R20) are scoring: :mod:`pisti_env.rules.scoring`.
+Card points (R20) are scoring: `pisti_env.rules.scoring`.
 
 A *card id* is ``suit * 13 + rank`` (R2): suits in the order clubs, diamonds, hearts,
 spades and ranks in the order A 2 … 10 J Q K. It is also the action id for playing that
@@ -88,5 +88,5 @@ def parse_card(card: int | str) -> int:
 
 
 def parse_cards(cards: Iterable[int | str]) -> list[int]:
-    """Card ids for a sequence of ids or text codes (see :func:`parse_card`)."""
+    """Card ids for a sequence of ids or text codes (see `parse_card`)."""
     return [parse_card(c) for c in cards]

@@ -1,9 +1,9 @@
 """The per-side counters of a hand and the keys of a hand result, shared by both engines.
 
 ``Game.counts[row][side]`` and the batched engine's ``BatchState.side_counts[b, row, side]``
-hold the same rows, named by :class:`Counter`. A hand result (``Game.hand_scores()``, the
+hold the same rows, named by [`Counter`][pisti_env.rules.counters.Counter]. A hand result (``Game.hand_scores()``, the
 env's ``info["hand_result"]``, the batched ``BatchStep.hand_result``) is one dict per side
-with the keys :func:`hand_result_keys` lists.
+with the keys `hand_result_keys` lists.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ seat views, ``determinize`` and the critic's hidden-information input all derive
 may know from these codes and the predicates below, never from a second definition.
 
 Codes are small ints (they fit a byte). Families indexed by seat or side (``HAND + seat``,
-``CAPT_SHOWN + side``, ...) reserve :data:`MAX_SEATS` consecutive codes each. The values are
+``CAPT_SHOWN + side``, ...) reserve `MAX_SEATS` consecutive codes each. The values are
 part of the saved state of training checkpoints: never renumber them.
 """
 
@@ -90,5 +90,5 @@ def captured_by(code: int, side_of: tuple[int, ...] | list[int]) -> int:
 
 
 def played_by_seat(code: int) -> int:
-    """The seat of a playing-seat code, or -1 for :data:`NOBODY`."""
+    """The seat of a playing-seat code, or -1 for `NOBODY`."""
     return -1 if code == NOBODY else code - PLAYED_BY

@@ -1,6 +1,6 @@
 """What a play takes and what it scores: every scoring fact of RULES.md, written once.
 
-The Python engine (:mod:`pisti_env.game`), the batched engine, the scripted players and the
+The Python engine (`pisti_env.game`), the batched engine, the scripted players and the
 trainer's batched opponents all read their numbers from here; ``tests/project/test_rule_facts.py``
 fails if a rule value appears as a bare literal anywhere else in the package.
 

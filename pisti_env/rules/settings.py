@@ -2,7 +2,7 @@
 
 ``Settings`` is immutable and validates itself on construction: a bad value raises
 ``TypeError`` (wrong type) or ``ValueError`` (value not allowed) naming the setting and what is
-allowed. :func:`make_settings` is the keyword-argument front door that also rejects unknown
+allowed. [`make_settings`][pisti_env.rules.make_settings] is the keyword-argument front door that also rejects unknown
 setting names with a ``ValueError``.
 """
 
@@ -137,9 +137,9 @@ SETTING_NAMES = tuple(f.name for f in dataclasses.fields(Settings))
 
 
 def make_settings(**kwargs: Any) -> Settings:
-    """Validated :class:`Settings` from keyword arguments named as in RULES.md's table.
+    """Validated [`Settings`][pisti_env.rules.Settings] from keyword arguments named as in RULES.md's table.
 
-    Raises ``ValueError`` for an unknown setting name, and whatever :class:`Settings` raises for
+    Raises ``ValueError`` for an unknown setting name, and whatever [`Settings`][pisti_env.rules.Settings] raises for
     a bad value.
     """
     unknown = sorted(set(kwargs) - set(SETTING_NAMES))

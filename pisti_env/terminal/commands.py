@@ -1,5 +1,5 @@
-"""What a person types at ``pisti-play``'s prompt: parsed (:func:`parse_command`), then checked
-against the seat's view and turned into an action id (:func:`resolve_action`).
+"""What a person types at ``pisti-play``'s prompt: parsed (`parse_command`), then checked
+against the seat's view and turned into an action id (`resolve_action`).
 
 Accepted input (case does not matter):
 
@@ -9,7 +9,7 @@ Accepted input (case does not matter):
 * ``?``: list the legal moves; ``h`` / ``hint``: what the shipped policy would play;
   ``help``: this list; ``q`` / ``quit``: leave the game (after a confirmation).
 
-Anything else raises :class:`CommandError` saying why, and nothing changes.
+Anything else raises `CommandError` saying why, and nothing changes.
 """
 
 from __future__ import annotations
@@ -68,9 +68,9 @@ def _card_or_number(kind: str, text: str, original: str) -> Command:
 
 
 def parse_command(text: str) -> Command:
-    """The command ``text`` stands for (syntax only; :func:`resolve_action` checks the move).
+    """The command ``text`` stands for (syntax only; `resolve_action` checks the move).
 
-    Raises :class:`CommandError` for empty or unknown input, naming what is accepted.
+    Raises `CommandError` for empty or unknown input, naming what is accepted.
     """
     if not isinstance(text, str):
         raise TypeError(f"a command must be a str, got {type(text).__name__}")
@@ -96,7 +96,7 @@ def resolve_action(command: Command, view: SeatView) -> int:
     """The action id of a ``play``/``down``/``believe``/``challenge`` command for the seat of
     ``view`` (whose turn it must be).
 
-    Raises :class:`CommandError` saying why the move is not allowed: a number outside the
+    Raises `CommandError` saying why the move is not allowed: a number outside the
     hand, a card not in the hand, a card while a claim waits for its answer, an answer without
     a claim, a face-down play outside the bluff variant or where no claim is allowed (R29).
     """

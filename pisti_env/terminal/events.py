@@ -1,10 +1,10 @@
 """Each move told as the watching seat saw it, and each hand's score breakdown.
 
-:func:`snapshot` keeps the public facts of a :class:`~pisti_env.views.view.SeatView` before a
-move; :func:`describe_move` compares them with the view after it: who played what, how many
+`snapshot` keeps the public facts of a [`SeatView`][pisti_env.agents.SeatView] before a
+move; `describe_move` compares them with the view after it: who played what, how many
 cards it took, a pişti and its points, a face-down claim and its answer (R29). A face-down card
 is named only to a viewer who may know it (its own player, or a spectator with ``viewer=None``).
-:func:`hand_summary` tells a finished hand's result, which is public once the hand is over (R30).
+`hand_summary` tells a finished hand's result, which is public once the hand is over (R30).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Snapshot:
 
 
 def snapshot(view: SeatView) -> Snapshot:
-    """The facts of ``view`` that :func:`describe_move` compares (read now: the view is live)."""
+    """The facts of ``view`` that `describe_move` compares (read now: the view is live)."""
     return Snapshot(view.hands_completed, view.pile_size, tuple(view.captured_count), tuple(view.pisti_points),
                     tuple(view.bluff_points), view.pending_claim, len(view.claims))
 
@@ -45,7 +45,7 @@ def describe_move(
     """One line telling ``seat``'s ``action``.
 
     Args:
-        before: :func:`snapshot` of a view taken just before the move.
+        before: `snapshot` of a view taken just before the move.
         after: a view of the same game just after it (any seat's: only public facts are read).
         seat: the seat that moved; ``action`` its action id.
         names: a display name per seat.

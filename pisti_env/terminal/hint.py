@@ -2,7 +2,7 @@
 
 By default the policy is the shipped checkpoint trained for the game's settings
 (``pisti-2p``, ``pisti-4p`` or ``pisti-bluff``, installed with the package,
-:func:`shipped_policy`); any player spec works (``--hint-policy``). A trained policy gives its probabilities
+`shipped_policy`); any player spec works (``--hint-policy``). A trained policy gives its probabilities
 (``action_probabilities``); a scripted player just names its move. ``pisti-play`` loads the
 policy before the game (a checkpoint needs torch), through the registry; where no shipped
 policy fits the game, the hints come from ``expert`` and the person is told why.
@@ -45,7 +45,7 @@ def find_shipped_policy(settings: Settings) -> tuple[str, Any] | str:
 
 
 def shipped_policy(settings: Settings) -> tuple[str, Any] | None:
-    """:func:`find_shipped_policy`'s ``(name, player)``, or ``None`` where none fits."""
+    """`find_shipped_policy`'s ``(name, player)``, or ``None`` where none fits."""
     found = find_shipped_policy(settings)
     return None if isinstance(found, str) else found
 
@@ -70,8 +70,8 @@ class Hinter:
     Args:
         settings: the game's settings.
         spec: the policy: a player spec or checkpoint path; ``None``: the shipped policy trained
-            for the game (:func:`find_shipped_policy`), else :data:`FALLBACK`, with a
-            :attr:`note` saying so and why.
+            for the game (`find_shipped_policy`), else `FALLBACK`, with a
+            `note` saying so and why.
     """
 
     def __init__(self, settings: Settings, spec: str | None = None) -> None:

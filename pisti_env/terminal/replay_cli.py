@@ -7,9 +7,9 @@ Examples::
     pisti-replay runs/eval_expert_greedy/games.jsonl --game 3 --seat 1 --pause
     pisti-replay runs/eval_expert_greedy/games.jsonl --game 1-20 --html page.html
 
-Every game is played through the engine again (:func:`pisti_env.tools.replay.iter_replay`), which
+Every game is played through the engine again ([`pisti_env.tools.replay.iter_replay`][pisti_env.tools.replay.iter_replay]), which
 checks that every deck, hand result and the final scores come out as recorded. By default
-every hand is shown after each move (the spectator's table of :mod:`pisti_env.envs.render`); with
+every hand is shown after each move (the spectator's table of `pisti_env.envs.render`); with
 ``--seat S`` only what seat S may know (its screen before each of its moves, R30–R31).
 """
 

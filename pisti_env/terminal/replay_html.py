@@ -3,7 +3,7 @@
 The page needs no server and no network: its style, script and every picture are inline, and
 its Content-Security-Policy forbids anything else (no fetch, no external file, only its own
 script and style, allowed by hash). Each game of the file is played through the engine again
-(:func:`pisti_env.tools.replay.iter_replay`, which checks every deck and result), and every record
+([`pisti_env.tools.replay.iter_replay`][pisti_env.tools.replay.iter_replay], which checks every deck and result), and every record
 becomes a frame: the table after the deal, after every move, at every hand's end (with the
 hand's score breakdown and the match score) and at the game's end. A person steps through the
 frames with buttons, the keyboard (←/→ a step, PgUp/PgDn a hand, Home/End, space plays) or a
@@ -11,10 +11,10 @@ slider; a file of several games gets a game chooser. A page holds at most `MAX_P
 steps (every picture is inline): a larger choice of games is refused before anything is drawn.
 
 Frames are drawn from one point of view, chosen when the page is written: a seat's
-(:func:`~pisti_env.drawing.scene.seat_table`, from its :class:`~pisti_env.views.view.SeatView`
+(`seat_table`, from its [`SeatView`][pisti_env.agents.SeatView]
 only, so the page holds nothing that seat may not know, R30–R31: no other hand, no deck, no
 seed, no face-down card it did not play) or all cards open (the spectator's,
-:func:`~pisti_env.drawing.scene.open_table`).
+`open_table`).
 
 A replay file is untrusted input: every text taken from it (names, sources) is escaped, and each
 frame is an inert ``<template>`` the script only clones, never parses from a string.
@@ -68,7 +68,7 @@ def _breakdown(result: Sequence[dict[str, Any]], sides: Sequence[str], match_sco
 def replay_frames(recorded: RecordedGame, names: Sequence[str], seat: int | None = None) -> list[Frame]:
     """Every frame of ``recorded``, from ``seat``'s view (``None``: all cards open).
 
-    Raises :class:`~pisti_env.tools.replay.ReplayError` where the engine does not reproduce the
+    Raises [`ReplayError`][pisti_env.tools.replay.ReplayError] where the engine does not reproduce the
     record, ``ValueError`` for a seat the game does not have or names of the wrong length.
     """
     n = recorded.settings.num_players
@@ -228,7 +228,7 @@ def check_page_size(games: Sequence[tuple[RecordedGame, Sequence[str]]]) -> None
 
 
 def _page(games: Sequence[tuple[RecordedGame, Sequence[str]]], seat: int | None, title: str) -> tuple[str, int]:
-    """:func:`replay_page` and its number of frames."""
+    """`replay_page` and its number of frames."""
     if not games:
         raise ValueError("replay_page needs at least one game")
     check_page_size(games)
@@ -271,7 +271,7 @@ def _page(games: Sequence[tuple[RecordedGame, Sequence[str]]], seat: int | None,
 
 def write_replay_html(path: str | os.PathLike, games: Sequence[tuple[RecordedGame, Sequence[str]]],
                       seat: int | None = None, title: str = "Pişti replay") -> int:
-    """Write :func:`replay_page` to ``path`` (its folder created); returns the number of frames."""
+    """Write `replay_page` to ``path`` (its folder created); returns the number of frames."""
     page, count = _page(games, seat, title)
     # Whole or not at all, through an exclusively created temporary (never a link planted at a
     # fixed name); text UTF-8 cannot encode (a lone surrogate) is written as "?".

@@ -1,24 +1,24 @@
 """Command-line flags generated from a dataclass: one flag per field, its help taken from the
 field's entry in the class docstring, its type from the annotation. ``pisti-train`` builds its
-whole command line this way from :class:`~training.trainer.config.TrainConfig`, and every CLI
-takes the rule variants from :class:`pisti_env.rules.Settings`' own field list
-(:func:`add_settings_arguments`), so a new setting or config field is a flag without more code.
+whole command line this way from [`TrainConfig`][training.trainer.config.TrainConfig], and every CLI
+takes the rule variants from [`pisti_env.rules.Settings`][pisti_env.rules.Settings]' own field list
+(`add_settings_arguments`), so a new setting or config field is a flag without more code.
 
 Flags are ``--field-name``; booleans get ``--x/--no-x``; ``X | None`` fields accept ``none``;
 tuples take several values; ints accept ``1.2e7``.
 
-Validation, shared by every CLI: :class:`ArgumentParser` answers a bad flag with one line and
-exit status 2; the ``type=`` checkers (:func:`bounded` and its ``positive_int``, ``probability``
-…, :data:`seconds`, :func:`writable_dir`, :func:`writable_file`, :func:`readable_file`,
-:func:`checkpoint_dir`, :func:`torch_device`) refuse a bad value while parsing, before anything
-runs; :func:`check_player_specs` builds the players of a run up front; :func:`fail` prints an
+Validation, shared by every CLI: `ArgumentParser` answers a bad flag with one line and
+exit status 2; the ``type=`` checkers (`bounded` and its ``positive_int``, ``probability``
+…, `seconds`, `writable_dir`, `writable_file`, `readable_file`,
+`checkpoint_dir`, `torch_device`) refuse a bad value while parsing, before anything
+runs; `check_player_specs` builds the players of a run up front; `fail` prints an
 error found after parsing the same way, as one line stripped of terminal escapes
-(:func:`printable`).
+(`printable`).
 
 The command-line grammar every ``pisti-*`` command follows (``docs/reliability.md``): ``--out DIR``
 is a directory, a flag naming one file says what it is (``--replay-out FILE``); ``--quiet`` turns
 progress off; ``--seed N`` (>= 0), ``--threads N``, ``--device D``; the rule variants are the
-flags of :func:`add_settings_arguments`.
+flags of `add_settings_arguments`.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def _target(text: str) -> int | None:
 def add_settings_arguments(
     parser: argparse.ArgumentParser, exclude: Iterable[str] = (), defaults: Mapping[str, Any] | None = None
 ) -> list[str]:
-    """The rule-variant flags, one per field of :class:`Settings` (but ``exclude``), named
+    """The rule-variant flags, one per field of [`Settings`][pisti_env.rules.Settings] (but ``exclude``), named
     ``--players`` and ``--ten-diamonds-bonus`` for the two long field names; ``--target 0`` (or ``none``) plays
     single hands; ``defaults`` override the rules' defaults for this command line. Returns the
     setting names added."""
@@ -203,7 +203,7 @@ def printable(value: Any, limit: int | None = None) -> str:
 
 
 def one_line(message: Any) -> str:
-    """``message`` as one printable line (its lines joined with ``; ``, see :func:`printable`)."""
+    """``message`` as one printable line (its lines joined with ``; ``, see `printable`)."""
     return "; ".join(printable(part).strip() for part in str(message).splitlines() if part.strip())
 
 

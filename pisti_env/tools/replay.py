@@ -3,20 +3,20 @@
 A replay file holds one or more games. Each line is one JSON object with a ``type``:
 
 * ``game``: the start of a game: ``format`` (``"pisti-replay"``), ``version``, ``settings``
-  (RULES.md's table, :meth:`Settings.to_dict`), the arguments the :class:`~pisti_env.game.Game`
+  (RULES.md's table, `Settings.to_dict`), the arguments the [`Game`][pisti_env.game.Game]
   was built with (``seed``, ``deck``, ``dealer``; ``null`` where not given), ``players`` (the
   spec of each seat) and ``meta`` (where it came from, names, versions, ...).
 * ``hand``: a hand dealt: ``hand`` (1, 2, ...), ``dealer`` and ``deck`` (text codes, item 0
   dealt first, R6).
 * ``action``: ``seat`` and ``action`` (the action id, R2/R29), with ``text`` for people.
-* ``hand_end``: ``hand``, ``result`` (per side, :meth:`Game.hand_scores`' keys) and
+* ``hand_end``: ``hand``, ``result`` (per side, [`Game.hand_scores`][pisti_env.game.Game.hand_scores]' keys) and
   ``match_scores`` after the hand.
 * ``end``: ``hands``, ``match_scores``, ``winner`` (side or ``null``) and ``complete``
   (``false`` when the game was left before its end, e.g. a person quit ``pisti-play``).
 
-:class:`GameRecorder` builds the game and writes these records as it is played.
-:func:`read_replays` reads a file back, refusing a malformed or truncated one with a
-:class:`ReplayError` naming the line, and :func:`replay` (or :func:`iter_replay`, one record at
+`GameRecorder` builds the game and writes these records as it is played.
+[`read_replays`][pisti_env.tools.replay.read_replays] reads a file back, refusing a malformed or truncated one with a
+[`ReplayError`][pisti_env.tools.replay.ReplayError] naming the line, and [`replay`][pisti_env.tools.replay.replay] (or [`iter_replay`][pisti_env.tools.replay.iter_replay], one record at
 a time) plays a recorded game through the engine again, checking that every deck, hand result
 and the final scores come out exactly as recorded. A replay is a spectator's record (every
 deck in full): it is written for people and tools after the game, never shown to a player.
@@ -59,14 +59,14 @@ def _deck_codes(game: Game) -> list[str]:
 
 
 class GameRecorder:
-    """A :class:`Game` that records itself: build it here, then step it with :meth:`step`.
+    """A [`Game`][pisti_env.game.Game] that records itself: build it here, then step it with `step`.
 
     Args:
         settings: the game's settings.
         players: the player spec (or a name) of each seat, recorded as they are.
         sink: called with each record (a dict) in order: ``list.append``, or
-            :func:`line_writer` of an open file.
-        seed, deck, dealer: passed to :class:`Game` and recorded, so that :func:`replay` builds
+            `line_writer` of an open file.
+        seed, deck, dealer: passed to [`Game`][pisti_env.game.Game] and recorded, so that [`replay`][pisti_env.tools.replay.replay] builds
             the very same game.
         meta: anything JSON-able to keep with the game (source, names, versions, seating).
 
@@ -101,7 +101,7 @@ class GameRecorder:
         self._sink({"type": "hand", "hand": game.hands_completed + 1, "dealer": game.dealer, "deck": _deck_codes(game)})
 
     def step(self, action: int) -> None:
-        """Take ``action`` for the seat to move (:meth:`Game.step`, whose errors leave both the
+        """Take ``action`` for the seat to move ([`Game.step`][pisti_env.game.Game.step], whose errors leave both the
         game and the record unchanged) and record it, with a hand's end and the next deal."""
         game = self.game
         seat, hands = game.turn, game.hands_completed
@@ -135,7 +135,7 @@ class GameRecorder:
 
 
 def line_writer(stream: TextIO) -> Callable[[Record], None]:
-    """A sink for :class:`GameRecorder` writing each record as a JSON line to ``stream`` and
+    """A sink for `GameRecorder` writing each record as a JSON line to ``stream`` and
     flushing it, so a game left half way still has its lines on disk."""
 
     def write(record: Record) -> None:
@@ -230,7 +230,7 @@ def _check_record(record: Any, where: str) -> Record:
 
 
 def _too_deep(line: str) -> bool:
-    """Whether the JSON text ``line`` nests arrays/objects deeper than :data:`MAX_DEPTH`
+    """Whether the JSON text ``line`` nests arrays/objects deeper than `MAX_DEPTH`
     (brackets inside strings do not count). Only lines with that many brackets are scanned."""
     if line.count("[") + line.count("{") <= MAX_DEPTH:
         return False
@@ -255,7 +255,7 @@ def _too_deep(line: str) -> bool:
 
 
 def _parse_line(line: str, where: str) -> Any:
-    """The JSON value of one line, or a :class:`ReplayError` saying why there is none."""
+    """The JSON value of one line, or a [`ReplayError`][pisti_env.tools.replay.ReplayError] saying why there is none."""
     if len(line) > MAX_LINE_BYTES:
         raise ReplayError(f"{where}: the line is longer than {MAX_LINE_BYTES} characters")
     if _too_deep(line):
@@ -269,9 +269,9 @@ def _parse_line(line: str, where: str) -> Any:
 
 
 def parse_replay_lines(lines: Iterable[str] | TextIO, path: str = "<replay>") -> list[RecordedGame]:
-    """The games in replay ``lines`` (a file's lines). Raises :class:`ReplayError` naming the
-    line for text that is not JSON (or nests deeper than :data:`MAX_DEPTH`, or is longer than
-    :data:`MAX_LINE_BYTES`), a record of an unknown type or with missing or mistyped fields,
+    """The games in replay ``lines`` (a file's lines). Raises [`ReplayError`][pisti_env.tools.replay.ReplayError] naming the
+    line for text that is not JSON (or nests deeper than `MAX_DEPTH`, or is longer than
+    `MAX_LINE_BYTES`), a record of an unknown type or with missing or mistyped fields,
     records outside a game, and a file that ends inside a game (truncated)."""
     games: list[RecordedGame] = []
     current: RecordedGame | None = None
@@ -306,7 +306,7 @@ def parse_replay_lines(lines: Iterable[str] | TextIO, path: str = "<replay>") ->
 
 
 def _text_lines(stream: BinaryIO, path: str) -> Iterator[str]:
-    """The lines of ``stream`` as text, each read with a bound (:data:`MAX_LINE_BYTES`), so a
+    """The lines of ``stream`` as text, each read with a bound (`MAX_LINE_BYTES`), so a
     file without line breaks is refused after a megabyte instead of filling the memory."""
     line_no = 0
     while True:
@@ -324,8 +324,8 @@ def _text_lines(stream: BinaryIO, path: str) -> Iterator[str]:
 
 def read_replays(path: str | os.PathLike) -> list[RecordedGame]:
     """The games of the replay file ``path``: a regular file (a directory, FIFO or device is a
-    :class:`ReplayError` at once, before anything is read); see :func:`parse_replay_lines` for
-    the errors of its content, which are all :class:`ReplayError`. ``OSError`` if it cannot be
+    [`ReplayError`][pisti_env.tools.replay.ReplayError] at once, before anything is read); see `parse_replay_lines` for
+    the errors of its content, which are all [`ReplayError`][pisti_env.tools.replay.ReplayError]. ``OSError`` if it cannot be
     opened (missing, no permission)."""
     name = os.fspath(path)
     # O_NONBLOCK: opening a FIFO without a writer returns at once (to be refused) instead of waiting.
@@ -347,7 +347,7 @@ def iter_replay(recorded: RecordedGame) -> Iterator[tuple[int, Record, Game]]:
     """Play ``recorded`` through the engine again, one record at a time.
 
     Yields ``(line number, record, game)`` after applying each record (the ``game`` is the
-    live engine state: read it before the next step). Raises :class:`ReplayError` naming the
+    live engine state: read it before the next step). Raises [`ReplayError`][pisti_env.tools.replay.ReplayError] naming the
     line where the engine disagrees with the record: another deck or dealer, a seat out of
     turn, an illegal action, another hand result or final score.
     """
@@ -399,7 +399,7 @@ def iter_replay(recorded: RecordedGame) -> Iterator[tuple[int, Record, Game]]:
 
 def replay(recorded: RecordedGame) -> Game:
     """Play ``recorded`` through the engine again and return the final game; raises
-    :class:`ReplayError` (naming the line) wherever the engine does not reproduce the record."""
+    [`ReplayError`][pisti_env.tools.replay.ReplayError] (naming the line) wherever the engine does not reproduce the record."""
     game = None
     for _, _, game in iter_replay(recorded):
         pass

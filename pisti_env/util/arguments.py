@@ -1,5 +1,5 @@
 """The one rule for the library's integer-like and sequence arguments (seeds, dealers, seats,
-batch sizes, counts, actions' type, decks), so the env, :class:`~pisti_env.game.Game`, the
+batch sizes, counts, actions' type, decks), so the env, [`Game`][pisti_env.game.Game], the
 batched engine and the players accept and refuse the same values with the same words.
 
 Integers: a Python ``int`` or a NumPy integer is accepted (and handed on as a plain ``int``);
@@ -7,9 +7,9 @@ Integers: a Python ``int`` or a NumPy integer is accepted (and handed on as a pl
 as allowed) and containers are refused with a ``TypeError`` naming the argument, what it must
 be and what was given; a value outside the argument's range is a ``ValueError`` with the range.
 (The env's ``step`` also takes a one-element integer array or tensor for an action, the
-Gymnasium convention: :func:`pisti_env.rules.actions.as_action_id` unwraps it first.)
+Gymnasium convention: `pisti_env.rules.actions.as_action_id` unwraps it first.)
 
-Sequences (a deck): a ``list``, ``tuple``, ``range`` or other :class:`collections.abc.Sequence`,
+Sequences (a deck): a ``list``, ``tuple``, ``range`` or other `collections.abc.Sequence`,
 or a one-dimensional array; never a ``str``/``bytes``, a set (no order: which card is dealt
 first?) or a mapping.
 """

@@ -1,10 +1,10 @@
 """Card counting from one seat's knowledge (R30–R31): pure functions of a game and a seat.
 
 Which cards a seat cannot identify follows from the location codes alone
-(:func:`~pisti_env.rules.locations.unknown_codes`), so these counts agree with the observation and
-with :meth:`Game.determinize`. Each function answers what the named seat could count at the
+(`unknown_codes`), so these counts agree with the observation and
+with [`Game.determinize`][pisti_env.game.Game.determinize]. Each function answers what the named seat could count at the
 table, or what every seat can. They take the whole game, so players never call them: a player
-holds no ``Game``, only a :class:`~pisti_env.views.view.SeatView`, which exposes them for its
+holds no ``Game``, only a [`SeatView`][pisti_env.agents.SeatView], which exposes them for its
 own seat as cached attributes (``view.unseen``, ``view.unseen_rank_counts``, ...).
 """
 
@@ -64,7 +64,7 @@ def public_rank_counts(game: Game) -> list[int]:
 
 
 def played_ranks(game: Game) -> list[int]:
-    """For each rank, how many cards of it were shown this hand (:attr:`Game.history`)."""
+    """For each rank, how many cards of it were shown this hand (`Game.history`)."""
     return rank_counts(c for _, c in game.history)
 
 

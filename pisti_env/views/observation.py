@@ -6,7 +6,7 @@ vector holds only what the seat may know (R30); what it may not (R31) is never r
 
 The layout depends on the number of seats and sides, and on the bluff variant (R29): with
 ``bluff=True`` one card feature and a block of claim fields are added (see
-:class:`ObservationLayout`); with ``bluff=False`` nothing of them exists. ``OBS_VERSION`` changes
+[`ObservationLayout`][pisti_env.views.observation.ObservationLayout]); with ``bluff=False`` nothing of them exists. ``OBS_VERSION`` changes
 whenever the meaning of any index of an existing layout changes; checkpoints record it.
 """
 
@@ -220,7 +220,7 @@ _FLOAT32 = np.dtype(np.float32)
 
 
 class ObservationEncoder:
-    """Encodes a :class:`~pisti_env.game.Game` for one seat as a float32 vector.
+    """Encodes a [`Game`][pisti_env.game.Game] for one seat as a float32 vector.
 
     The tables built here are THE encoding; the batched engine applies the very same tables to
     its tensors:
@@ -233,9 +233,9 @@ class ObservationEncoder:
       absolute seat/side order, are gathered into seat-relative order and scaled.
     * ``static``: the entries that never change within an episode (target, settings).
     * ``pair_rows[seat]``: ``feature_rows[seat]`` summed for every (location code, playing-seat
-      code) pair, so that :meth:`encode` fills the card block with one gather (issue 17); its
+      code) pair, so that [`encode`][pisti_env.views.observation.ObservationEncoder.encode] fills the card block with one gather (issue 17); its
       other private tables are the count gather as ``itemgetter`` s and the one-hot and static
-      entries as bytes. :meth:`encode` returns the very bytes the vectorised form above gives
+      entries as bytes. [`encode`][pisti_env.views.observation.ObservationEncoder.encode] returns the very bytes the vectorised form above gives
       (``tests/env/test_env_digest.py``).
     """
 

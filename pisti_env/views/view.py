@@ -1,22 +1,22 @@
 """What one seat may know, as a read-only object: the input of every player (R30–R31).
 
-A :class:`SeatView` wraps a :class:`~pisti_env.game.Game` and a seat and answers only
+A [`SeatView`][pisti_env.agents.SeatView] wraps a [`Game`][pisti_env.game.Game] and a seat and answers only
 questions that seat could answer itself at the table (R30): its own hand, the face-up pile,
 every card shown this hand and who played it, the public counters, hand and stock sizes, the
 shown stock-bottom card (R28), the match scores and the settings; with the bluff variant (R29)
 also the pending claim, the record of this hand's claims and the bluff points and counts
-(:class:`ClaimQueries`). It never hands out other hands, the stock order, table cards the seat
+(`ClaimQueries`). It never hands out other hands, the stock order, table cards the seat
 has not seen or face-down cards other seats played and nobody has seen (R31). Its card counting
-is :mod:`~pisti_env.views.counting` applied to its game and seat.
+is `counting` applied to its game and seat.
 
 Building a view is cheap (two attribute stores); everything is computed on first use and
 cached, so a player pays only for what it reads. A view describes the game at the moment it
 was built: build a new one for every decision. It never hands out its game; only pimc's
-rollouts, in worlds the search dealt itself, read theirs whole (:class:`pisti_env.agents.pimc.WorldView`).
+rollouts, in worlds the search dealt itself, read theirs whole (`pisti_env.agents.pimc.WorldView`).
 
 The harness builds views straight from a ``Game``; inside the PettingZoo environment use
-:func:`view_for_agent`. Players that want the environment's observation vector call
-:meth:`SeatView.observation`.
+`view_for_agent`. Players that want the environment's observation vector call
+[`SeatView.observation`][pisti_env.agents.SeatView.observation].
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def encoder_for(settings: Settings) -> ObservationEncoder:
 
 
 def _side_counter(row: Counter, doc: str) -> property:
-    """A read-only :class:`SeatView` attribute: the game's per-side counter ``row``, every row
+    """A read-only [`SeatView`][pisti_env.agents.SeatView] attribute: the game's per-side counter ``row``, every row
     being public (R30), as a fresh ``list[int]`` indexed by side (zeros for a bluff row of a game
     without the variant, R29)."""
     index = int(row)
@@ -60,7 +60,7 @@ def _side_counter(row: Counter, doc: str) -> property:
 
 
 class ClaimQueries:
-    """The bluff variant's part of :class:`SeatView` (R29): the pending claim, the face-down
+    """The bluff variant's part of [`SeatView`][pisti_env.agents.SeatView] (R29): the pending claim, the face-down
     card when the seat may know it, the record of this hand's claims and the bluff counters.
     Without the variant there never is a claim and the counters read zeros."""
 
@@ -117,7 +117,7 @@ class SeatView(ClaimQueries):
             the game while a player is still using the view.
         seat: the seat whose knowledge the view holds, ``0 .. num_players - 1``.
 
-    Raises ``TypeError`` if ``game`` is not a :class:`~pisti_env.game.Game` or ``seat`` is not
+    Raises ``TypeError`` if ``game`` is not a [`Game`][pisti_env.game.Game] or ``seat`` is not
     an int, ``ValueError`` if ``seat`` is out of range.
     """
 
@@ -219,41 +219,41 @@ class SeatView(ClaimQueries):
 
     @cached_property
     def pile_known_points(self) -> int:
-        """Points (R20) of :attr:`pile_known`."""
+        """Points (R20) of [`pile_known`][pisti_env.agents.SeatView.pile_known]."""
         return counting.points(self.pile_known)
 
     # ------------------------------------------------------------------ card counting (counting.py)
     @cached_property
     def unseen(self) -> list[int]:
-        """Card ids this seat cannot identify (R31), ascending: :func:`counting.unseen`."""
+        """Card ids this seat cannot identify (R31), ascending: `counting.unseen`."""
         return counting.unseen(self._game, self.seat)
 
     @cached_property
     def unseen_rank_counts(self) -> list[int]:
-        """For each rank (0 = A … 12 = K), how many cards of it are :attr:`unseen`."""
+        """For each rank (0 = A … 12 = K), how many cards of it are [`unseen`][pisti_env.agents.SeatView.unseen]."""
         return counting.rank_counts(self.unseen)
 
     @cached_property
     def unseen_points(self) -> int:
-        """Total points (R20) of the :attr:`unseen` cards."""
+        """Total points (R20) of the [`unseen`][pisti_env.agents.SeatView.unseen] cards."""
         return counting.points(self.unseen)
 
     def unseen_count_of(self, seat: int) -> int:
-        """How many cards ``seat`` cannot identify (:func:`counting.unseen_count`, public)."""
+        """How many cards ``seat`` cannot identify (`counting.unseen_count`, public)."""
         return counting.unseen_count(self._game, seat)
 
     def unseen_known_by(self, seat: int) -> int:
-        """How many of the :attr:`unseen` cards ``seat`` can identify (public)."""
+        """How many of the [`unseen`][pisti_env.agents.SeatView.unseen] cards ``seat`` can identify (public)."""
         return counting.unseen_known_by(self._game, self.seat, seat)
 
     @cached_property
     def public_rank_counts(self) -> list[int]:
-        """For each rank, how many cards of it every seat can place: :func:`counting.public_rank_counts`."""
+        """For each rank, how many cards of it every seat can place: `counting.public_rank_counts`."""
         return counting.public_rank_counts(self._game)
 
     @cached_property
     def played_ranks(self) -> list[int]:
-        """For each rank, how many cards of it are in :attr:`history`."""
+        """For each rank, how many cards of it are in [`history`][pisti_env.agents.SeatView.history]."""
         return counting.played_ranks(self._game)
 
     @property
@@ -309,7 +309,7 @@ class SeatView(ClaimQueries):
     # ------------------------------------------------------------------ search and encoding
     def determinize(self, rng: random.Random | int | None = None, *, claim: bool | None = None) -> Game:
         """A full game consistent with what this seat knows, everything else dealt at random
-        (:meth:`Game.determinize`: the sample depends only on ``rng`` and on what the seat knows,
+        ([`Game.determinize`][pisti_env.game.Game.determinize]: the sample depends only on ``rng`` and on what the seat knows,
         so a search player seeded alike plays alike on the real game and on any determinization).
 
         Args:
@@ -335,7 +335,7 @@ class SeatView(ClaimQueries):
 
 
 def view_for_agent(env: Any, agent: str) -> SeatView:
-    """The :class:`SeatView` of ``agent`` (e.g. ``"player_0"``) in a ``pisti_v0`` environment,
+    """The [`SeatView`][pisti_env.agents.SeatView] of ``agent`` (e.g. ``"player_0"``) in a ``pisti_v0`` environment,
     wrapped or not, so the scripted players can play inside the AEC loop.
 
     Raises ``ValueError`` for an unknown agent name or an environment that was not reset.

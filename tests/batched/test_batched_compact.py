@@ -5,7 +5,7 @@ one packed (issue 17 item 2).
   results, scores, winner) and the whole state (every field's dtype and bytes, as checkpoints
   save it) of a few seeded random games hash to the values the engine gave before its speed
   work (commit 3bf0a8d): making it faster changed nothing, bit for bit, -0.0 rewards included.
-* ``observation_format="uint8"``: :func:`pisti_env.batched.compact.expand` turns every packed
+* ``observation_format="uint8"``: `pisti_env.batched.compact.expand` turns every packed
   observation into the float one, bit for bit, with the same masks, rewards and states, on
   every table, with bluffs (R29), written in place into a caller's buffer or fresh.
 * Bad formats, buffers and packed inputs raise clear errors and change nothing.

@@ -2,15 +2,15 @@
 
 On a machine without CUDA the engine never runs on a GPU here (``test_cuda_*`` in
 ``test_batched.py`` and ``test_batched_compact.py`` do where one is present), so these tests read
-the source of :mod:`pisti_env.batched` instead:
+the source of `pisti_env.batched` instead:
 
 * every tensor it creates with a torch factory (``torch.zeros``, ``arange``, ``tensor``, …)
   names its device, so none lands on the CPU while the state lives on a GPU;
 * no hot-path module copies a tensor to the host (``.item()``, ``.cpu()``, ``.numpy()``,
   ``.tolist()``; but for the documented CPU-only calls of ``CPU_ONLY_HOST_CALLS``), and the data-dependent branches and sizes (``bool(t.any())``,
   ``t.nonzero()``), each a GPU-to-host sync, are exactly the documented ones (a new one must be
-  added here on purpose). A plain step without bluffs syncs once in :mod:`.transitions` (more
-  when a hand runs out of cards) and once in :meth:`BatchedPisti.step`'s action check.
+  added here on purpose). A plain step without bluffs syncs once in `.transitions` (more
+  when a hand runs out of cards) and once in [`BatchedPisti.step`][pisti_env.batched.BatchedPisti.step]'s action check.
 
 ``device="meta"`` is no substitute: those branches need values, which meta tensors do not have.
 """

@@ -1,5 +1,5 @@
 """Players without a batched form on the batched engine, through the Python engine (issue 13):
-:class:`pisti_env.agents.python_batched.PythonPlayerBatched` and the trainer's pool.
+`pisti_env.agents.python_batched.PythonPlayerBatched` and the trainer's pool.
 
 * The wrapper chooses, game for game, what the Python player chooses at a Python table dealt
   the same deck (an independent ``Game``, not the converter's), seeded alike, on every table

@@ -1,5 +1,5 @@
 """R29's answer head: with ``answer_hidden_sizes`` a bluff-variant policy believes or
-challenges from the facts that bear on the claim's truth (:class:`ClaimView`) and nothing
+challenges from the facts that bear on the claim's truth (`ClaimView`) and nothing
 else; checkpoints record the head, warm starts and resumes keep it, and a run with a head may
 start from a policy without one."""
 

@@ -1,4 +1,4 @@
-"""R29's claim game solved (``solved_claims``, :mod:`pisti_env.policies.claim_game`): the solution
+"""R29's claim game solved (``solved_claims``, `pisti_env.policies.claim_game`): the solution
 is an equilibrium of the claim game, its chance model is the uniform deal of what neither side
 sees, each seat reads its counts from its own observation, and a policy with solved claims
 plays them, is saved, trained, converted and exploited."""
@@ -64,7 +64,7 @@ def test_r29_the_solved_claim_game_is_an_equilibrium(capture):
     where more of the claims it sees are bluffs than its threshold (a quarter with the stakes
     alone) and believes where fewer, mixing only at it, and the claimant without the rank
     bluffs unless its bluffs are challenged at least as often as deters it (a third), mixing
-    only there. With a capture value both thresholds move (:func:`thresholds`)."""
+    only there. With a capture value both thresholds move (`thresholds`)."""
     DETER, BLUFF_SHARE, _ = thresholds(capture)
     tol = 1e-4
     mixed_both = 0

@@ -1,6 +1,6 @@
 """R29's claim head: with ``claim_hidden_sizes`` a bluff-variant policy's choice between face
 down (a claim) and face up on a lone card is P(face down) = sigmoid of a small MLP reading
-only :class:`ClaimChanceView`'s facts; the card within each kind still comes from the card
+only `ClaimChanceView`'s facts; the card within each kind still comes from the card
 logits. Checkpoints record the head; warm starts, resumes and best responses keep it."""
 
 from __future__ import annotations

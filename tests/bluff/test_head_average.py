@@ -1,5 +1,5 @@
 """Fictitious play for R29's mixed decisions (``average_heads_every``,
-:mod:`training.bluff.average`): the average of the answer and claim heads is the members'
+`training.bluff.average`): the average of the answer and claim heads is the members'
 mean probability, stays evenly spread over a run, plays the off-learner seats of self-play
 games (whose claims and answers then do not train), is what the run ships and evaluates, and
 survives checkpoints, resumes, warm starts and best responses."""

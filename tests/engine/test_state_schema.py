@@ -1,7 +1,7 @@
 """``Game``'s state schema: one per-side counter table, derived figures computed, copies by
 construction (issue 11).
 
-* ``Game.counts`` holds exactly the rows of :class:`pisti_env.rules.counters.Counter` (the bluff rows
+* ``Game.counts`` holds exactly the rows of [`pisti_env.rules.counters.Counter`][pisti_env.rules.counters.Counter] (the bluff rows
   only with the variant, R29), the same rows as the batched engine; the old attribute names
   (``captured_count``, ``match_scores``, ...) read the live rows.
 * ``public_total`` (R30) is computed, never stored: the match totals plus this hand's public

@@ -1,4 +1,4 @@
-"""The batched engine's state as a Python ``Game`` (:mod:`pisti_env.batched.to_game`, issue 13).
+"""The batched engine's state as a Python ``Game`` (`pisti_env.batched.to_game`, issue 13).
 
 On random games of every table (2, 3, 4 players, partnerships or not), the bluff variant (R29)
 and match play: at every step, the game converted from each row gives every seat the same

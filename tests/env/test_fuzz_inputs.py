@@ -1,5 +1,5 @@
 """Property-based fuzzing of the library's inputs (issue 16.6): random bad actions, seeds,
-dealers, decks and settings thrown at the engine (:class:`Game`), the AEC env and the batched
+dealers, decks and settings thrown at the engine ([`Game`][pisti_env.game.Game]), the AEC env and the batched
 engine. Each must be refused with a ``ValueError``/``TypeError`` whose message names the
 argument, and the object must be byte-identical afterwards (its pickle, before and after).
 

@@ -1,4 +1,4 @@
-"""The single-agent Gymnasium env ``pisti/Pisti-v0`` (:mod:`pisti_env.envs.single_agent`): Gymnasium's
+"""The single-agent Gymnasium env ``pisti/Pisti-v0`` (`pisti_env.envs.single_agent`): Gymnasium's
 own checker, registration and arguments, the learner's observations against ``pisti_v0``'s for
 the same game, rewards that add up to the final score difference, seeding, seats, partners,
 illegal and non-integer actions, infos at hand ends, and a checkpoint opponent.

@@ -5,7 +5,7 @@ the penalty; that must be no more than it ends with in any continuation of the g
 position. The tests check it against the worst of many continuations played out on copies of
 the game (random ones, and ones where every seat plays to hurt the offender's side), over
 random positions of 2, 3 and 4 players, partnerships, bluff, single hands and matches; and they
-check the lemma the penalty rests on (:func:`pisti_env.envs.env.hand_points_bound` bounds the points
+check the lemma the penalty rests on (`pisti_env.envs.env.hand_points_bound` bounds the points
 a hand can still hand out, R13–R29) at every position of many games. Each check is shown to
 fail with a penalty or bound that is too small.
 """

@@ -1,4 +1,4 @@
-"""``pisti_v0.env()``'s wrapper, :class:`pisti_env.envs.order_enforcing.FastOrderEnforcingWrapper`
+"""``pisti_v0.env()``'s wrapper, `pisti_env.envs.order_enforcing.FastOrderEnforcingWrapper`
 (issue 17), behaves exactly as PettingZoo's ``OrderEnforcingWrapper``: the same results, and the
 same errors and warnings when calls come in the wrong order. Each test runs the same calls
 through both wrappers around the same raw env and compares what comes out.

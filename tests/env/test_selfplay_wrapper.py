@@ -1,4 +1,4 @@
-"""The self-play wrapper over ``pisti_v0`` (:mod:`pisti_env.integrations.selfplay`): the rewards
+"""The self-play wrapper over ``pisti_v0`` (`pisti_env.integrations.selfplay`): the rewards
 it hands the learner add up to the final score difference for every seat, table and variant
 (and the crediting of PettingZoo's SB3 tutorial wrapper, reproduced, does not); the same
 episodes as ``PistiEnv``; snapshots and the pool; what the other seats see (R30, R31); bad

@@ -1,4 +1,4 @@
-"""``--ray local`` (:func:`training.harness.ray_backend.connect` with ``"local"``): the Ray
+"""``--ray local`` (`training.harness.ray_backend.connect` with ``"local"``): the Ray
 instance it starts listens on the loopback address only (every TCP socket that any of its
 processes listens on) and serves no dashboard. Ray is shut down however the test ends. Needs
 Ray core (the ``ray`` extra) and Linux's ``/proc``."""

@@ -1,6 +1,6 @@
 """Checkpoints are validated before anything is built from them (issue 16, part 3): a table of
 corrupted ``metadata.json`` files and weight files, each refused with a
-:class:`CheckpointError` naming the file and the field, before any network is built (the
+[`CheckpointError`][pisti_env.policies.metadata.CheckpointError] naming the file and the field, before any network is built (the
 policy's constructor is replaced by one that fails the test if it is reached)."""
 
 from __future__ import annotations

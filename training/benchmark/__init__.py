@@ -1,4 +1,4 @@
-"""The benchmark: named, versioned tasks with fixed deal sets (:mod:`.tasks`), ``pisti-benchmark``
-(:mod:`.cli`, :mod:`.run`), the anchored rating (:mod:`.rating`), agents from anywhere
-(:mod:`.agents`), ``pisti-export`` (:mod:`.export`) and the leaderboard (:mod:`.leaderboard`).
+"""The benchmark: named, versioned tasks with fixed deal sets (`.tasks`), ``pisti-benchmark``
+(`.cli`, `.run`), the anchored rating (`.rating`), agents from anywhere
+(`.agents`), ``pisti-export`` (`.export`) and the leaderboard (`.leaderboard`).
 See ``docs/benchmark.md``."""

@@ -1,20 +1,20 @@
 """The agent under benchmark, from any of the forms a user may have it in.
 
-:func:`load_agent` takes one string and returns ``(kind, player)``; the forms, tried in order:
+`load_agent` takes one string and returns ``(kind, player)``; the forms, tried in order:
 
-* ``spec``: anything :func:`pisti_env.agents.make_player` builds: a registered player
+* ``spec``: anything [`pisti_env.agents.make_player`][pisti_env.agents.make_player] builds: a registered player
   (``greedy``, ``pimc:n=32``), a shipped policy's name (``pisti-2p``), a checkpoint directory,
   or a file exported by ``pisti-export`` (``.pt`` TorchScript, ``.onnx``);
 * ``sb3``: a saved sb3-contrib ``MaskablePPO`` (a ``.zip`` from ``model.save``), trained on
   ``pisti_v0``'s Dict observations (``MultiInputPolicy``, as ``examples/sb3_maskable_ppo.py``),
   played by its most likely legal action; needs the ``sb3`` extra;
 * ``rllib``: an RLlib checkpoint directory (``algo.save()``) of the action-masked module that
-  :func:`pisti_env.integrations.rllib.ppo_config` trains, played through
-  :class:`~pisti_env.integrations.rllib.RLModulePlayer`; needs the ``rllib`` extra (its own
+  `pisti_env.integrations.rllib.ppo_config` trains, played through
+  `RLModulePlayer`; needs the ``rllib`` extra (its own
   environment);
 * ``factory``: ``module:function`` (``mypkg.agents:make``), a function returning a
-  :class:`~pisti_env.agents.Player`; it is called with ``settings=`` (the task's
-  :class:`~pisti_env.Settings`) when it takes that argument, else with no argument.
+  [`Player`][pisti_env.agents.base.Player]; it is called with ``settings=`` (the task's
+  [`Settings`][pisti_env.rules.Settings]) when it takes that argument, else with no argument.
 
 A player with ``act_batch`` (checkpoints, exports, SB3 models, ``random``, ``greedy``,
 ``expert``) plays the task's deals on the batched engine; any other on the Python engine.

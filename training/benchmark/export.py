@@ -8,16 +8,16 @@ Examples::
 
 The file computes ``(observation float32[B, obs_size], action_mask bool[B, num_actions]) ->
 log_probs float32[B, num_actions]`` (illegal actions masked out) and carries the observation
-contract (:mod:`pisti_env.agents.exported`: observation layout version, sizes, game settings,
+contract (`pisti_env.agents.exported`: observation layout version, sizes, game settings,
 play mode) as metadata: a TorchScript extra file or ONNX ``metadata_props`` entry named
 ``pisti_contract``. ``make_player("exports/pisti-2p.pt")`` (or ``.onnx``) plays it, and so does
 any program that builds ``pisti_v0``'s observations: feed ``observation`` and ``action_mask``,
 take the argmax (or sample). ONNX needs the ``onnx`` extra (``onnx``, ``onnxscript`` to write,
 ``onnxruntime`` to play).
 
-Other programs write the same files with :func:`write_policy_file` and :func:`policy_contract`:
+Other programs write the same files with `write_policy_file` and `policy_contract`:
 the library recipes in ``examples/`` do with ``--export PATH``
-(:func:`training.harness.recipes.export_policy_file`).
+(`training.harness.recipes.export_policy_file`).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def _example(contract: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
 
 def write_policy_file(module: nn.Module, contract: dict[str, Any], fmt: str, path: str) -> str:
     """Write ``module`` (``(observation, action_mask) -> log_probs``, e.g. a
-    :class:`MaskedLogProbs`; on the CPU, in evaluation mode) with its ``contract`` as one
+    `MaskedLogProbs`; on the CPU, in evaluation mode) with its ``contract`` as one
     ``fmt`` file (``torchscript`` or ``onnx``) at ``path``; returns ``path``. The file is
     written whole or not at all (``pisti_env.util.atomic.write_atomic``), so a reader never sees half of it."""
     if fmt not in FORMATS:
@@ -140,7 +140,7 @@ def write_policy_file(module: nn.Module, contract: dict[str, Any], fmt: str, pat
 def export_policy(spec: str, fmt: str, out_dir: str) -> str:
     """Export the checkpoint ``spec`` (a directory or a shipped policy's name) as ``fmt``
     (``torchscript`` or ``onnx``) into ``out_dir``; returns the file's path
-    (:func:`write_policy_file`: written atomically)."""
+    (`write_policy_file`: written atomically)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
     player = make_player(spec)

@@ -39,7 +39,7 @@ def panel_mean(means: Sequence[float], half_widths: Sequence[float]) -> dict[str
 
 
 def anchored_rating(panel: Mapping[str, float], anchors: Mapping[str, float]) -> dict[str, float] | None:
-    """The rating (``rating`` and ``half_width``) of a panel mean (:func:`panel_mean`) on the
+    """The rating (``rating`` and ``half_width``) of a panel mean (`panel_mean`) on the
     scale the ``anchors`` (``{"random": ..., "greedy": ...}``) define; ``None`` when the task has
     no anchors yet."""
     if not all(name in anchors for name in ANCHORS):

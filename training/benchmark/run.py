@@ -1,14 +1,14 @@
 """Playing a benchmark: an agent against a task's panel on the task's duplicate deals.
 
-For each opponent of the panel, one :func:`training.harness.evaluate.evaluate` table: the agent
+For each opponent of the panel, one [`training.harness.evaluate.evaluate`][training.harness.evaluate.evaluate] table: the agent
 holds one seat (or one side with partnerships, R4) and the opponent every other, every deal
 played once per seating (rotations with two sides, every order with three). A table plays on
 the batched engine whenever every player at it has a batched form (``act_batch``) and the task
 plays single hands, else on the Python engine; the report names the engine of each table. The
 figures per opponent: the agent's mean score difference per hand (or match win rate) with its
 95% interval, and its win rate; per task the panel mean and the anchored rating
-(:mod:`training.benchmark.rating`). The task's whole deal set or its short one (the first
-``short_count`` games, for slow agents: :mod:`training.benchmark.tasks`) are both comparable;
+(`training.benchmark.rating`). The task's whole deal set or its short one (the first
+``short_count`` games, for slow agents: `training.benchmark.tasks`) are both comparable;
 any other count or seed is a quick look without a rating.
 
 The report names the agent by the spec or path the user gave (``agent``, ``agent_name``), never
@@ -84,7 +84,7 @@ def play_task(
     threads: int = 1, workers: int = 1, device: str = "cpu", progress: bool = False,
     log: Callable[[str], None] | None = None, trust_code: bool = False,
 ) -> dict[str, Any]:
-    """The agent ``spec`` (any form of :func:`training.benchmark.agents.load_agent`) against
+    """The agent ``spec`` (any form of `training.benchmark.agents.load_agent`) against
     ``task``'s panel; returns the task's part of the report.
 
     ``deal_set``: ``"full"`` (the task's deal set) or ``"short"`` (its first ``short_count``
@@ -185,9 +185,9 @@ def benchmark(
     exploit_budget: int | None = None, exploit_dir: str | None = None, made_with: str | None = None,
     log: Callable[[str], None] | None = None, trust_code: bool = False,
 ) -> dict[str, Any]:
-    """The whole report for ``spec`` on ``tasks`` (see :func:`play_task`); ``exploit_budget``:
+    """The whole report for ``spec`` on ``tasks`` (see `play_task`); ``exploit_budget``:
     also train a best response of that many steps against the agent on each hand task
-    (:mod:`training.exploit`, slow) and report its edge. ``made_with``: how the agent was made
+    (`training.exploit`, slow) and report its edge. ``made_with``: how the agent was made
     (a training command), kept in the report for the leaderboard."""
     start = time.perf_counter()
     results = []

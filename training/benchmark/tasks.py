@@ -1,11 +1,11 @@
 """The benchmark's tasks: named, versioned game configurations with a fixed deal set and panel.
 
-A :class:`Task` fixes everything a published figure depends on: the game settings (RULES.md),
+A `Task` fixes everything a published figure depends on: the game settings (RULES.md),
 the table (how many seats the agent and each opponent hold), the seatings every deal is played
 with (duplicate: the rotations with two sides, every order with three), the opponents of the
 panel, how many deals (or matches) and the seed they are dealt from. The deal set is the list of
 the first hands' (dealer, deck) of game ``0..count-1`` seeded as the harness seeds them
-(:func:`training.harness.duplicate.stream_seed`); its sha256 (:func:`deal_set_hash`) is stored
+(`training.harness.duplicate.stream_seed`); its sha256 (`deal_set_hash`) is stored
 with the task, and ``pisti-benchmark`` checks it before playing, so two people who report a task
 at the same version played the same cards.
 
@@ -18,16 +18,16 @@ table under the task's, next to the reference agents' figures on the same short 
 set is part of the task: changing ``short_count`` is a version change like any other.
 
 Versioning. A task's ``version`` goes up whenever its settings, panel, counts, seed, deal sets or
-the environment version it needs (:data:`ENV_VERSION`) change; a report names the task as
+the environment version it needs (`ENV_VERSION`) change; a report names the task as
 ``name@version`` and ``pisti-benchmark`` refuses to put reports of different versions in one
-table. :data:`ENV_DIGESTS` records, per observation layout version (:data:`pisti_env.OBS_VERSION`),
+table. `ENV_DIGESTS` records, per observation layout version (`pisti_env.OBS_VERSION`),
 the digest of the environment's recorded outputs (``tests/data/env_digests.json``: observations,
 masks and rewards of seeded games); a test fails when those outputs change while the version
 stays, so a change of what agents see forces a new environment version and new task versions.
 
 Rating anchors. Each task stores the panel-mean metric of ``random`` and ``greedy`` on it
 (measured by ``pisti-benchmark random`` and ``pisti-benchmark greedy``, whose reports are kept in
-``benchmarks/reports/``); :func:`training.benchmark.rating.anchored_rating` maps any agent's
+``benchmarks/reports/``); `training.benchmark.rating.anchored_rating` maps any agent's
 panel mean linearly so that ``random`` is 0 and ``greedy`` 1000.
 """
 
@@ -65,16 +65,16 @@ class Task:
         name: the task's id (``pisti-2p``).
         version: bumped on any change of what is played (see the module docstring).
         description: one line for the docs and the report.
-        settings: keyword settings of :func:`pisti_env.make_settings` (``target`` ``None``:
+        settings: keyword settings of [`pisti_env.make_settings`][pisti_env.rules.make_settings] (``target`` ``None``:
             single hands; a number: matches to it).
-        panel: the opponents' player specs (built by :func:`pisti_env.agents.make_player`).
+        panel: the opponents' player specs (built by [`pisti_env.agents.make_player`][pisti_env.agents.make_player]).
         count: duplicate deals (hand tasks) or duplicate matches (match tasks) per opponent.
         seed: the master seed of the deal set.
-        deal_hash: sha256 of the deal set (:func:`deal_set_hash`).
-        env_version: the environment version the task was defined on (:data:`ENV_VERSION`).
+        deal_hash: sha256 of the deal set (`deal_set_hash`).
+        env_version: the environment version the task was defined on (`ENV_VERSION`).
         anchors: panel-mean metric of ``random`` and ``greedy`` (the rating's 0 and 1000).
         short_count: games in the short deal set (the first ``short_count`` of the deal set).
-        short_hash: sha256 of the short deal set (:func:`deal_set_hash` of its games).
+        short_hash: sha256 of the short deal set (`deal_set_hash` of its games).
     """
 
     name: str

@@ -1,16 +1,16 @@
 """The bluff variant's research (R29), an optional extension of the PPO trainer.
 
 Nothing in the core trainer needs this package unless a run or a checkpoint asks for R29's
-research options (:class:`~pisti_env.policies.spec.NetworkSpec`: an answer head, a claim head,
+research options (`NetworkSpec`: an answer head, a claim head,
 their fictitious-play average, solved claims). It plugs in through the trainer's extension
-points (:mod:`training.trainer.extension`, documented in ``docs/training-extensions.md``):
+points (`training.trainer.extension`, documented in ``docs/training-extensions.md``):
 
 * the network heads (the answer and claim heads, their views, the averaged heads) and the
   claim game solved (``solved_claims``) are part of the policy network, so that such a policy
-  plays without the trainer: :mod:`pisti_env.policies.claim_heads` and
-  :mod:`pisti_env.policies.claim_game` (:mod:`.heads` and :mod:`.claim_game` re-export them);
-* :mod:`.average`: fictitious play for the two heads (``average_heads_every``);
-* :mod:`.extension`: the trainer hooks (warm starts, a frozen answer head, the answers' entropy
+  plays without the trainer: `pisti_env.policies.claim_heads` and
+  `pisti_env.policies.claim_game` (`.heads` and `.claim_game` re-export them);
+* `.average`: fictitious play for the two heads (``average_heads_every``);
+* `.extension`: the trainer hooks (warm starts, a frozen answer head, the answers' entropy
   weight, the averaged seats, the average's state);
-* :mod:`.solve_claims`: ``pisti-solve-claims``; :mod:`.capture_value`: ``pisti-capture-value``.
+* `.solve_claims`: ``pisti-solve-claims``; `.capture_value`: ``pisti-capture-value``.
 """

@@ -7,19 +7,19 @@ side plays a best response to the other's average strategy so far, and the avera
 responses tends to an equilibrium in a two-player zero-sum game.
 
 A run with ``average_heads_every`` does that for the two small heads
-(:class:`~training.bluff.heads.ClaimView`, :class:`~training.bluff.heads.ClaimChanceView`):
+(`ClaimView`, `ClaimChanceView`):
 
 * the run's own heads are the *current* ones, trained by PPO as usual;
-* :class:`HeadAverage` keeps frozen copies of them, one every ``average_heads_every`` updates
+* `HeadAverage` keeps frozen copies of them, one every ``average_heads_every`` updates
   (at most ``average_heads_size``: when full, every other copy goes and copies are taken half as
   often, so the members stay evenly spread over the whole run, the uniform average of fictitious
   play);
 * in self-play games one side decides its claims and answers with the current heads and the
-  other sides with the average (:meth:`HeadAverage.heads`, an
-  :class:`~training.bluff.heads.AveragedHead` each: the members' mean probability); only the
+  other sides with the average (`HeadAverage.heads`, an
+  `AveragedHead` each: the members' mean probability); only the
   current side's claim and answer decisions train the heads (the average side's are not the
   policy's own draws), while every seat's card plays train the rest as before;
-* the policy the run ships is the network with the average heads (:meth:`HeadAverage.policy`):
+* the policy the run ships is the network with the average heads (`HeadAverage.policy`):
   the average strategy, not the last best response.
 """
 
@@ -101,7 +101,7 @@ class HeadAverage:
 
     def heads(self) -> tuple[AveragedHead, AveragedHead]:
         """The average as an (answer head, claim head) pair for
-        :meth:`~pisti_env.policies.network.PolicyNetwork.forward`'s ``heads``."""
+        `forward`'s ``heads``."""
         if self._heads is None:
             n, views = self._template, self._template.extension
             answer = AveragedHead(views.claim_view.size, n.spec.answer_hidden_sizes, 2, len(self.members))
@@ -135,7 +135,7 @@ class HeadAverage:
         return tensors, {"offers": self.offers, "stride": self.stride, "member_offers": [m[0] for m in self.members]}
 
     def layout(self, extra: dict[str, Any]) -> dict[str, tuple[int, ...]]:
-        """The tensor shapes :meth:`state` writes for a schedule ``extra`` (its plain values)."""
+        """The tensor shapes `state` writes for a schedule ``extra`` (its plain values)."""
         answer, claim = self.blank_heads(self._template)
         shapes = {}
         for i in range(len(extra["member_offers"])):
@@ -144,7 +144,7 @@ class HeadAverage:
         return shapes
 
     def restore(self, tensors: dict[str, torch.Tensor], extra: dict[str, Any]) -> None:
-        """Back to a checkpoint's :meth:`state`."""
+        """Back to a checkpoint's `state`."""
         self.members = []
         for i, offer in enumerate(extra["member_offers"]):
             answer, claim = self.blank_heads(self._template)

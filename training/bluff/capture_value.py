@@ -3,7 +3,7 @@
 ``pisti-capture-value POLICY [--opponent SPEC] [--states N] [--rollouts R] [--seed N]``
 (or ``python -m training.bluff.capture_value``)
 
-The solved claim game (:mod:`training.bluff.claim_game`) needs ``A``, the points a believed
+The solved claim game (`training.bluff.claim_game`) needs ``A``, the points a believed
 claim is worth to the claimant beyond its stake against playing face up: it takes both cards,
 and the answerer must then lead onto an empty table, which hands the claimant the next claim
 chance. This estimates ``A`` for a policy playing itself, or as the claimant against an

@@ -1,4 +1,4 @@
-"""The bluff variant's research (R29) as a trainer extension (:mod:`training.trainer.extension`).
+"""The bluff variant's research (R29) as a trainer extension (`training.trainer.extension`).
 
 What a run with R29's research options adds to the core PPO loop:
 
@@ -9,7 +9,7 @@ What a run with R29's research options adds to the core PPO loop:
 * ``freeze_answer_head``: the answer head is not trained (and has no optimizer state);
 * ``answer_ent_coef``: the answers' entropy weighted apart (an extra loss term);
 * ``average_heads_every``: fictitious play for the claims and answers
-  (:mod:`training.bluff.average`): the head average is offered a copy after every that many
+  (`training.bluff.average`): the head average is offered a copy after every that many
   updates, the seats off the learner's side in self-play games decide their claims and
   answers with it (a seat controller), the magnet may use it (``average_heads_magnet``), the
   run ships the averaged policy, and the average is saved with the trainer state
@@ -67,7 +67,7 @@ class AveragedSeats(SeatController):
 
 
 class BluffExtension(TrainerExtension):
-    """R29's research options of a :class:`~training.trainer.config.TrainConfig` as trainer hooks."""
+    """R29's research options of a [`TrainConfig`][training.trainer.config.TrainConfig] as trainer hooks."""
 
     state_key = "average"
 

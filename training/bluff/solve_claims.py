@@ -1,7 +1,7 @@
 """``pisti-solve-claims SOURCE --out OUT``: a bluff policy with its claim game solved.
 
 Writes OUT, a policy checkpoint whose card play is SOURCE's and whose R29 claims and answers
-are the claim game's equilibrium (:mod:`training.bluff.claim_game`; metadata
+are the claim game's equilibrium (`training.bluff.claim_game`; metadata
 ``solved_claims``), no training step taken: SOURCE's answer and claim heads (or their
 fictitious-play average), if it has them, are dropped. It plays as SOURCE saved it to play
 (``sample_bluffs``). OUT's training budget is SOURCE's: copy SOURCE's ``lineage.json`` along
@@ -43,8 +43,8 @@ def write_solved_policy(source: str | os.PathLike, out: str | os.PathLike, captu
                         last_deal_capture_value: float | None = None) -> Path:
     """Write OUT (``out``, which must not exist) as ``source``'s policy with solved claims of
     ``capture_value``, and ``last_deal_capture_value`` on the hand's last deal (None: the same)
-    (points, :class:`~pisti_env.policies.claim_game.SolvedClaims`); returns its path. ``ValueError`` for a policy outside the bluff variant, a bad capture value or an
-    existing ``out``; :class:`~pisti_env.policies.metadata.CheckpointError` for a bad ``source``."""
+    (points, `SolvedClaims`); returns its path. ``ValueError`` for a policy outside the bluff variant, a bad capture value or an
+    existing ``out``; [`CheckpointError`][pisti_env.policies.metadata.CheckpointError] for a bad ``source``."""
     out = Path(out)
     if out.exists():
         raise ValueError(f"{out} already exists (never overwritten): give a new --out")

@@ -1,7 +1,7 @@
 """From game records to the figures of the report: paired score differences, win rates,
 per-seat means and the rating ladder.
 
-Records come from :func:`training.harness.duplicate.run_games`: one list per deal (or match) with one
+Records come from `training.harness.duplicate.run_games`: one list per deal (or match) with one
 record per seating, and ``seatings[k][seat]`` is the entry (a player being compared) in that
 seat at seating ``k``. An entry's score in a game is its side's total (R20–R24), averaged over
 its seats if it holds several.
@@ -28,7 +28,7 @@ def entry_scores(deal: Sequence[dict[str, Any]], seatings: Seatings, settings: S
 
 
 def table_scores(deals: Sequence[Sequence[dict[str, Any]]], seatings: Seatings, settings: Settings) -> np.ndarray:
-    """:func:`entry_scores` of every deal at once: ``[deals, seatings, entries]`` (an entry
+    """`entry_scores` of every deal at once: ``[deals, seatings, entries]`` (an entry
     holding several seats gets their mean; an entry absent from a seating, NaN)."""
     holds = _holds(seatings, settings)
     if not deals:
@@ -37,7 +37,7 @@ def table_scores(deals: Sequence[Sequence[dict[str, Any]]], seatings: Seatings, 
 
 
 def _entry_means(seat_totals: np.ndarray, holds: np.ndarray) -> np.ndarray:
-    """``[deals, seatings, entries]`` from :func:`_seat_totals` and :func:`_holds`: each
+    """``[deals, seatings, entries]`` from `_seat_totals` and `_holds`: each
     entry's mean over the seats it holds."""
     return np.einsum("dks,ksm->dkm", seat_totals, holds) / holds.sum(axis=1)
 
@@ -104,7 +104,7 @@ def summarize_table(
     Returns a JSON-ready dict: ``entries`` (mean score per hand and per seat counted from the
     dealer, match wins) and ``pairs`` (for each pair: mean score difference per hand with its
     interval from the paired per-deal differences, hand win/draw/loss counts and win rate,
-    match win rate; the win rates with Wilson intervals, :func:`~training.harness.stats.rate_ci`).
+    match win rate; the win rates with Wilson intervals, `rate_ci`).
     """
     n = settings.num_players
     m = len(names)
@@ -183,7 +183,7 @@ def ladder_ratings(
 
     Args:
         tables: per table, the global player index of each of its entries and its
-            :func:`win_matrices` array.
+            `win_matrices` array.
         num_players: players in the ladder.
         bootstrap: resamples for the intervals (0: none).
         seed: seed of the resampling.

@@ -1,10 +1,10 @@
-"""Duplicate deals on the batched engine: the same deals as :mod:`.duplicate`, every game of a
+"""Duplicate deals on the batched engine: the same deals as `.duplicate`, every game of a
 block stepped at once (issue 17).
 
-The Python path (:func:`.duplicate.run_games`) plays deal ``i`` as ``Game(settings,
+The Python path (`.duplicate.run_games`) plays deal ``i`` as ``Game(settings,
 seed=stream_seed(master, stream, i))``, once per seating. Here that game's dealer and deck
-come from :func:`pisti_env.game.deal.first_deal` (the same draws, R5–R7, R28), and those decks
-and dealers start the batched engine's games (:func:`pisti_env.batched.transitions.first_state`),
+come from `pisti_env.game.deal.first_deal` (the same draws, R5–R7, R28), and those decks
+and dealers start the batched engine's games (`pisti_env.batched.transitions.first_state`),
 one row per (deal, seating). Both engines then play the same hand from the same cards
 (``tests/batched/test_batched.py`` keeps them equal move for move), so a player that chooses the same
 action for the same observation in both forms gives the same per-deal results on both paths:
@@ -13,21 +13,21 @@ deal by deal.
 
 ``random``, ``greedy`` and ``expert`` draw here exactly as on the Python path: each seat of
 each game keeps the ``random.Random`` its Python player would have (seeded by
-:func:`.duplicate.player_seed`) and draws from it at the same decisions (``random``: any
+`.duplicate.player_seed`) and draws from it at the same decisions (``random``: any
 decision with two or more legal actions; ``greedy`` and ``expert``: a tie among their best
-cards, :meth:`~pisti_env.agents.greedy_batched.BatchedGreedy.best_cards`,
-:meth:`~pisti_env.agents.expert_batched.BatchedExpert.best_cards`), so they give the Python
+cards, `best_cards`,
+`best_cards`), so they give the Python
 path's results deal by deal too. Other players with random choices (``bluffer``,
 ``challenger``, a sampling checkpoint) draw from one torch generator per block, seeded by
 (master seed, stream, block): reproducible with the seed and deal count, equal to the Python
 path in distribution only.
 
-What plays here (:func:`why_not_batched` says why a table does not): single hands
+What plays here (`why_not_batched` says why a table does not): single hands
 (``target=None``) of one deck, every entry a player with a batched form
-(:func:`pisti_env.agents.has_batched_form`). Matches deal their later hands from the Python
+(`pisti_env.agents.has_batched_form`). Matches deal their later hands from the Python
 game's generator, which the batched engine does not have (it hashes its own decks), so they
 stay on the Python path. Replays of the first games are written by playing the recorded actions
-again on a :class:`~pisti_env.tools.replay.GameRecorder`, so they are the games played here.
+again on a `GameRecorder`, so they are the games played here.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ ENGINES = ("auto", "python", "batched")
 # keep a block's observations (rows x observation size floats) in a few tens of MB.
 BLOCK_DEALS = 4096
 # The random draws of block ``b`` come from stream ``NOISE_STREAM + stream`` of the master seed
-# (apart from the deal streams DEAL and MATCH of :mod:`.duplicate`).
+# (apart from the deal streams DEAL and MATCH of `.duplicate`).
 NOISE_STREAM = 16
 
 
@@ -76,7 +76,7 @@ def why_not_batched(table: Table, players: Sequence[Player]) -> str | None:
 
 def worth_batching(players: Sequence[Player]) -> bool:
     """Whether ``evaluate(engine="auto")`` plays a table that can play batched on the batched
-    engine: when some player is not a scripted :class:`~pisti_env.agents.base.Agent` (a
+    engine: when some player is not a scripted [`Agent`][pisti_env.agents.base.Agent] (a
     checkpoint, a model wrapped as a player), whose network is far faster on a batch than
     one decision at a time. Scripted players alone are as fast on the Python engine (and its
     worker processes) and need no torch."""
@@ -96,15 +96,15 @@ def play_batched(
     device: str = "cpu",
 ) -> list[list[dict[str, Any]]]:
     """Play ``count`` duplicate deals of ``table`` (each once per seating) on the batched
-    engine; the records are those of :func:`.duplicate.run_games`, in game order.
+    engine; the records are those of `.duplicate.run_games`, in game order.
 
     Args:
-        table: the specs, seatings and settings (single hands, see :func:`why_not_batched`).
+        table: the specs, seatings and settings (single hands, see `why_not_batched`).
         players: one player per entry, each with a batched form (``act_batch``); an entry
             holding several seats chooses for all of them.
         count: number of deals.
         master_seed: the evaluation's seed; deal ``i`` is the Python path's deal ``i``.
-        stream: the deal stream (:data:`.duplicate.DEAL`).
+        stream: the deal stream (`.duplicate.DEAL`).
         block: deals stepped together (memory grows with it). The results of checkpoints,
             ``random`` and ``greedy`` do not depend on it; those of players drawing from the
             block's generator (``bluffer``, ``challenger``, a sampling checkpoint) do.
@@ -112,7 +112,7 @@ def play_batched(
         save_games: record the first ``save_games`` deals as replays (each record's ``replay``).
         device: the torch device of the engine (the players' tensors must live there too).
 
-    Raises ``ValueError`` when the table cannot be played here (:func:`why_not_batched`).
+    Raises ``ValueError`` when the table cannot be played here (`why_not_batched`).
     """
     reason = why_not_batched(table, players)
     if reason is not None:
@@ -234,7 +234,7 @@ def _play_block(
 class _PythonDraws:
     """``random``, ``greedy`` and ``expert`` with the random draws of their Python players: one
     ``random.Random`` per (row, seat), seeded as the Python path reseeds the seat's player
-    (:func:`.duplicate.player_seed` of the deal's seed, the seating and the seat), drawn from
+    (`.duplicate.player_seed` of the deal's seed, the seating and the seat), drawn from
     at the decisions where the Python player draws, with the same ``randrange``.
 
     Args:
@@ -305,7 +305,7 @@ def _attach_replays(
     table: Table, records: list[list[dict[str, Any]]], seeds: list[int], actions: list[list[list[int]]],
     meta: list[dict[str, Any]],
 ) -> None:
-    """Each saved deal's games played again on a :class:`GameRecorder` with the actions taken
+    """Each saved deal's games played again on a `GameRecorder` with the actions taken
     on the batched engine (the same game: same deck, dealer and moves); the records gain their
     ``replay``, and the replayed result must be the batched one."""
     for d, per_seating in enumerate(actions):

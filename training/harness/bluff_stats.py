@@ -102,7 +102,7 @@ def count_deals(players: Sequence[Player], game_settings: Settings, seed: int, s
 
 @dataclass(frozen=True)
 class _RaySetup:
-    """A Ray worker's players (:mod:`training.harness.ray_backend`); shipped paths replace specs."""
+    """A Ray worker's players (`training.harness.ray_backend`); shipped paths replace specs."""
 
     specs: tuple[str, ...]
     settings: Settings
@@ -124,7 +124,7 @@ def bluff_statistics(
     """Counts and rates per player (keyed by spec) over ``deals`` deals x 2 seatings.
 
     ``ray``: count the deals in chunks of ``chunk`` (0: automatic) as Ray tasks at this address
-    (``"local"``, ``"auto"``, ``HOST:PORT``; :mod:`training.harness.ray_backend`); the figures
+    (``"local"``, ``"auto"``, ``HOST:PORT``; `training.harness.ray_backend`); the figures
     are those of the local run. ``settings``: the game's other settings (flags of RULES.md).
     """
     if len(specs) != 2:

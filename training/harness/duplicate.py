@@ -109,7 +109,7 @@ class Table:
 
     Attributes:
         specs: the player spec of each entry.
-        seatings: per seating, the entry in each seat (see :func:`make_seatings`).
+        seatings: per seating, the entry in each seat (see `make_seatings`).
         settings: the game settings; ``target`` decides single hands (``None``) or matches.
     """
 
@@ -177,10 +177,10 @@ def play_seatings(
 
     Args:
         table: the specs, seatings and settings.
-        players: per entry, player objects (:meth:`Table.build_players`).
+        players: per entry, player objects (`Table.build_players`).
         game_seed: seeds the deck(s) and the first dealer.
         replay_meta: if given, record each seating's game as a replay
-            (:class:`pisti_env.tools.replay.GameRecorder`, with this ``meta`` and the seating number).
+            (`pisti_env.tools.replay.GameRecorder`, with this ``meta`` and the seating number).
 
     Returns one record per seating: ``dealer`` (of the first hand), ``totals`` (per side: the
     hand's total, or the match total), ``winner`` (side or ``None``) and ``hands`` (hands played);
@@ -220,7 +220,7 @@ def play_seatings(
 
 
 def pop_replays(records: list[list[dict[str, Any]]], meta: dict[str, Any]) -> list[dict[str, Any]]:
-    """Take the replay records out of :func:`run_games`' results (``save_games``), in game and
+    """Take the replay records out of `run_games`' results (``save_games``), in game and
     seating order, adding ``meta`` to each game's ``meta``."""
     lines = []
     for game in records:
@@ -262,7 +262,7 @@ def _play_chunk(job: tuple[int, int, int, int, int]) -> list[list[dict[str, Any]
 
 @dataclass(frozen=True)
 class RaySetup:
-    """What a Ray worker builds its players from (:mod:`training.harness.ray_backend`): the
+    """What a Ray worker builds its players from (`training.harness.ray_backend`): the
     table and the loader; shipped checkpoint paths replace their specs on the worker."""
 
     table: Table
@@ -318,16 +318,16 @@ def run_games(
     Args:
         table: the specs, seatings and settings.
         count: number of deals (or matches).
-        master_seed: the evaluation's seed; game ``i`` is seeded by :func:`stream_seed`.
-        stream: :data:`DEAL` or :data:`MATCH`, so matches do not replay the hand deals.
+        master_seed: the evaluation's seed; game ``i`` is seeded by `stream_seed`.
+        stream: `DEAL` or `MATCH`, so matches do not replay the hand deals.
         workers: processes to use; the results do not depend on it.
-        loader: builds a player from a spec (default :func:`pisti_env.agents.make_player` for
+        loader: builds a player from a spec (default [`pisti_env.agents.make_player`][pisti_env.agents.make_player] for
             the table's settings).
         chunk: games per job (0: automatic).
         progress: called with the number of games just finished, for a progress bar.
         save_games: record the first ``save_games`` games as replays (each record's ``replay``).
         ray: play the chunks as Ray tasks at this address (``"local"``, ``"auto"``,
-            ``HOST:PORT``; see :mod:`training.harness.ray_backend`) instead of processes here;
+            ``HOST:PORT``; see `training.harness.ray_backend`) instead of processes here;
             ``workers`` is then ignored (the cluster's CPUs decide). The results are the same.
     """
     if loader is None:

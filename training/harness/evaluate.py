@@ -8,7 +8,7 @@ Examples::
 
 Players are baseline names (``random``, ``greedy``, ``expert``, ``pimc``, ``bluffer``, ``challenger``, ``ismcts``, with options as
 ``pimc:n=32,rollout=random``) or checkpoint paths, built by the one registry
-(:func:`pisti_env.agents.make_player`; a checkpoint needs torch, read by the trainer's
+([`pisti_env.agents.make_player`][pisti_env.agents.make_player]; a checkpoint needs torch, read by the trainer's
 ``load_policy``). Two sides (2 players, or 4 in partnerships, R4) make a table of two
 players; with 3 or 4 players without partnerships a table seats that many. With more players
 than a table holds every combination plays (a round-robin ladder); with fewer, the players
@@ -21,8 +21,8 @@ produced it, ``ladder.png`` and ``heatmap.png`` in ``--out``; with ``--save-game
 Engines (``--engine``): when a table seats a checkpoint (or another player that is not a
 scripted baseline) and every player has a batched form (``random``, ``greedy``, ``bluffer``,
 ``challenger``, checkpoints), its deals play on the batched engine
-(:mod:`training.harness.batched_play`: the same deals, the same choices, far faster);
-otherwise, and for matches, on the Python engine (:mod:`training.harness.duplicate`), which
+(`training.harness.batched_play`: the same deals, the same choices, far faster);
+otherwise, and for matches, on the Python engine (`training.harness.duplicate`), which
 plays scripted baselines as fast without torch.
 ``--engine python`` forces the Python engine, to cross-check; ``--engine batched`` refuses a
 table that cannot play batched. Checkpoints, ``random`` and ``greedy`` give the same result of
@@ -108,18 +108,18 @@ def evaluate(
         seed: master seed; the same seed deals the same games.
         workers: processes (the figures do not depend on it).
         bootstrap: resamples for the rating intervals.
-        seatings: how each deal is seated, see :func:`training.harness.duplicate.make_seatings`.
-        loader: builds a player from a spec (default :func:`pisti_env.agents.make_player` for
+        seatings: how each deal is seated, see `training.harness.duplicate.make_seatings`.
+        loader: builds a player from a spec (default [`pisti_env.agents.make_player`][pisti_env.agents.make_player] for
             the table's settings, which refuses a checkpoint trained for another game).
         progress: show a progress bar (tqdm) on stderr.
         save_games: write the first ``save_games`` deals (and matches) of each table, every
-            seating, as replays (:mod:`pisti_env.tools.replay`) to ``replay_path``.
+            seating, as replays (`pisti_env.tools.replay`) to ``replay_path``.
         ray: play the games as Ray tasks at this address (``"local"``, ``"auto"``,
             ``HOST:PORT``) instead of ``workers`` processes; the figures are the same. Tables
             on the batched engine play in this process.
         engine: ``"auto"`` (the batched engine for a table's deals when every player has a
             batched form and one is not a scripted baseline, see
-            :func:`training.harness.batched_play.why_not_batched` and ``worth_batching``), ``"python"``
+            `training.harness.batched_play.why_not_batched` and ``worth_batching``), ``"python"``
             (always the Python engine) or ``"batched"`` (``ValueError`` for a table that cannot
             play batched). Matches always play on the Python engine. Each table's ``engine``
             in the report says which played its deals.
@@ -265,7 +265,7 @@ def _play_batched(
     table: Table, players: Sequence[Player], deals: int, seed: int, threads: int,
     progress: Callable[[int], None] | None, save_games: int, device: str,
 ) -> list[list[dict[str, Any]]]:
-    """:func:`play_batched` with ``threads`` torch threads, restored afterwards."""
+    """`play_batched` with ``threads`` torch threads, restored afterwards."""
     import torch
 
     before = torch.get_num_threads()

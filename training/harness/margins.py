@@ -24,18 +24,18 @@ def baseline_margins(
 ) -> dict[str, dict[str, float]]:
     """A trained player's margin over each baseline: its mean score difference per hand, with
     the 95% interval, on ``deals`` duplicate single-hand deals (each deal played from every
-    seating), one :func:`evaluate` table per baseline. The player holds one seat, or one side
+    seating), one [`evaluate`][training.harness.evaluate.evaluate] table per baseline. The player holds one seat, or one side
     with two sides (2 players, or 4 in partnerships, R4); the baseline holds every other.
 
     This is the figure every recipe in ``examples/`` reports, and ``pisti-exploit``'s edge.
     ``player`` is a player spec (``"ismcts:n=100"``, a checkpoint path) or an object (a
-    library's model wrapped as a :class:`~pisti_env.agents.Player`), which sits at the table
+    library's model wrapped as a [`Player`][pisti_env.agents.base.Player]), which sits at the table
     under ``label``; neither may be a baseline's spec. ``settings`` are the game's
     (``num_players``, ``partnerships``, variants; single hands, so ``target`` may only be
     ``None``). Returns ``{baseline: score_diff}`` with the keys of the report's ``score_diff``
     (``mean``, ``half_width``, …), from ``player``'s side. ``ray``: play on Ray at this
-    address (see :func:`evaluate`); a player object then travels by Ray's own serialisation.
-    ``engine``: see :func:`evaluate` (a player object with ``act_batch`` plays on the batched
+    address (see [`evaluate`][training.harness.evaluate.evaluate]); a player object then travels by Ray's own serialisation.
+    ``engine``: see [`evaluate`][training.harness.evaluate.evaluate] (a player object with ``act_batch`` plays on the batched
     engine by default).
     """
     if isinstance(player, str):

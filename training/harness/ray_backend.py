@@ -1,7 +1,7 @@
 """Ray as one more executor of the harness's chunks (``pisti-eval --ray [ADDRESS]``).
 
-The harness cuts its games into chunks (:func:`training.harness.duplicate.run_games`,
-:func:`training.harness.bluff_stats.bluff_statistics`); locally a chunk runs in this process or
+The harness cuts its games into chunks (`training.harness.duplicate.run_games`,
+`training.harness.bluff_stats.bluff_statistics`); locally a chunk runs in this process or
 a worker process. Here each chunk is a Ray task on a local Ray instance or an existing cluster.
 A chunk's result depends only on its games' seeds, never on where or how often it ran, so the
 results are those of the local run. A task whose worker dies (killed, out of memory, node
@@ -50,7 +50,7 @@ def import_ray() -> Any:
 
 def connect(address: str) -> Any:
     """Join Ray at ``address`` (``"local"``: a new instance on this machine, on the loopback
-    address only and without a dashboard (:func:`start_local`); ``"auto"``: the
+    address only and without a dashboard (`start_local`); ``"auto"``: the
     cluster this machine belongs to; ``"HOST:PORT"`` or ``"ray://HOST:PORT"``), unless this
     process is already connected. Returns the ``ray`` module."""
     if not isinstance(address, str) or not address.strip():
@@ -121,7 +121,7 @@ def ship_paths(ray: Any, specs: Sequence[str]) -> dict[str, Any]:
 
 
 def local_path(ray: Any, ref: Any) -> str:
-    """Where the shipped path ``ref`` (of :func:`ship_paths`) lies on this worker (unpacked once)."""
+    """Where the shipped path ``ref`` (of `ship_paths`) lies on this worker (unpacked once)."""
     key = ref.hex()
     if key not in _UNPACKED:
         folder = tempfile.mkdtemp(prefix="pisti-ray-")
@@ -164,8 +164,8 @@ def map_chunks(
             (picklable: it travels through the object store once per run).
         play: plays one chunk with that state (a module-level function).
         jobs: the chunks, each small and picklable (seeds and game ranges).
-        address: where Ray runs, see :func:`connect`.
-        specs: player specs; those that are paths here are shipped (:func:`ship_paths`).
+        address: where Ray runs, see `connect`.
+        specs: player specs; those that are paths here are shipped (`ship_paths`).
         on_done: called with a job's index as its result arrives (a progress bar).
         max_retries: runs of a task again after its worker process died.
     """

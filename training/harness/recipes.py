@@ -1,9 +1,9 @@
 """What every recipe in ``examples/`` shares: the flags every recipe has, what it prints when it
 is done (how fast it trained, with the load average, since other jobs slow a shared CPU, and
 the trained player's margins over the baselines on duplicate deals,
-:func:`~training.harness.margins.baseline_margins`), and ``--export``: the trained policy as a
+[`baseline_margins`][training.harness.evaluate.baseline_margins]), and ``--export``: the trained policy as a
 ``pisti-export`` file that ``pisti-benchmark`` plays without the library
-(:func:`export_policy_file`)."""
+(`export_policy_file`)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def print_training(steps: int, seconds: float, unit: str = "steps", note: str = 
 
 
 def print_margins(margins: dict[str, dict[str, float]], deals: int) -> None:
-    """:func:`~training.harness.margins.baseline_margins`' result, a line per baseline:
+    """[`baseline_margins`][training.harness.evaluate.baseline_margins]' result, a line per baseline:
     ``vs greedy: +4.77 ± 0.45 points per hand (2000 duplicate deals)``."""
     for baseline, diff in margins.items():
         print(f"vs {baseline}: {diff['mean']:+.2f} ± {diff['half_width']:.2f} points per hand ({deals} duplicate deals)", flush=True)
@@ -42,7 +42,7 @@ def add_run_flags(parser: argparse.ArgumentParser, *, seed: int = 0, save: str =
     """The flags every recipe has, the same way: ``--deals`` (duplicate deals per evaluation, 0:
     none), ``--seed``, torch's thread count (``threads`` names the flag), ``--save`` (``save``
     says what it saves) and, for a recipe that writes one (``export``), ``--export PATH``
-    (:func:`export_path`, checked before training; :func:`export_policy_file` writes it)."""
+    (`export_path`, checked before training; `export_policy_file` writes it)."""
     parser.add_argument("--deals", type=int, default=2000, help="duplicate deals per evaluation (0: none)")
     parser.add_argument("--seed", type=int, default=seed)
     parser.add_argument(threads, type=int, default=1, help="torch CPU threads (small networks gain nothing from more)")
@@ -53,7 +53,7 @@ def add_run_flags(parser: argparse.ArgumentParser, *, seed: int = 0, save: str =
 
 def export_path(text: str) -> str:
     """An argparse ``type=`` for ``--export``: a file name ending ``.pt`` or ``.onnx`` that can
-    be written (:func:`pisti_env.tools.flags.writable_file`), so a bad path fails at once, not after
+    be written (`pisti_env.tools.flags.writable_file`), so a bad path fails at once, not after
     the training budget."""
     from training.benchmark.export import format_of  # torch: only for a recipe that exports
 
@@ -72,7 +72,7 @@ def export_policy_file(network: "nn.Module", path: str, *, settings: Mapping[str
     Args:
         network: the actor's logits: ``observation float32[B, obs] -> logits [B, actions]``,
             where ``observation`` is ``pisti_v0``'s flat ``observation`` vector, exactly what
-            an :class:`~pisti_env.agents.exported.ExportedPolicy` feeds it; with
+            an `ExportedPolicy` feeds it; with
             ``reads_mask``, ``network(observation, action_mask)`` (the mask a bool tensor).
             A copy is exported (on the CPU, in evaluation mode); the logits of illegal actions
             need not be masked: the file masks them.
@@ -80,7 +80,7 @@ def export_policy_file(network: "nn.Module", path: str, *, settings: Mapping[str
         name: the policy's name (the benchmark's label); ``recipe``: the script that trained
             it; ``steps``: the decisions it trained on (recorded in the file's ``source``).
 
-    Returns the path written (atomically: see :func:`training.benchmark.export.write_policy_file`).
+    Returns the path written (atomically: see `training.benchmark.export.write_policy_file`).
     """
     from pisti_env import make_settings
     from pisti_env.views.observation import ObservationLayout
@@ -96,7 +96,7 @@ def export_policy_file(network: "nn.Module", path: str, *, settings: Mapping[str
 
 def report(steps: int, seconds: float, deals: int, margins: Callable[[], dict[str, dict[str, float]]],
            unit: str = "steps", note: str = "") -> dict[str, dict[str, float]] | None:
-    """:func:`print_training`, then (``deals`` > 0) ``margins()`` printed by :func:`print_margins`
+    """`print_training`, then (``deals`` > 0) ``margins()`` printed by `print_margins`
     and returned."""
     print_training(steps, seconds, unit, note)
     if not deals:

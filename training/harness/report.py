@@ -25,7 +25,7 @@ def _pct(stat: dict[str, float]) -> str:
 
 
 def format_report(report: dict[str, Any]) -> str:
-    """A readable multi-line summary of a report built by :func:`training.harness.evaluate.evaluate`."""
+    """A readable multi-line summary of a report built by [`training.harness.evaluate.evaluate`][training.harness.evaluate.evaluate]."""
     s = report["settings"]
     lines = [
         f"pisti-eval · {s['num_players']} players"

@@ -125,7 +125,7 @@ def rate_ci(values: Sequence[float] | np.ndarray, trials: int, level: float = 0.
         trials: the hands (or matches) the rates come from.
         level: the confidence level, in (0, 1).
 
-    Returns :func:`mean_ci`'s keys with ``ci_low``/``ci_high`` the Wilson bounds, ``half_width``
+    Returns `mean_ci`'s keys with ``ci_low``/``ci_high`` the Wilson bounds, ``half_width``
     the larger distance from the rate to a bound (so ``rate ± half_width`` covers the interval)
     and ``n_eff`` the effective trials (``None`` where no count applies: fewer than two deals, or
     no variation strictly between 0 and 1).
@@ -137,7 +137,7 @@ def rate_ci(values: Sequence[float] | np.ndarray, trials: int, level: float = 0.
 
 
 def rate_interval(stat: dict[str, float], trials: int, level: float = 0.95) -> dict[str, float]:
-    """:func:`rate_ci` from the rates' summary, :func:`mean_ci`'s ``mean``, ``sd`` and ``n``
+    """`rate_ci` from the rates' summary, `mean_ci`'s ``mean``, ``sd`` and ``n``
     (a report keeps them, so its intervals can be checked without replaying it)."""
     rate, sd, n = stat["mean"], stat["sd"], int(stat["n"])
     if n < 2:

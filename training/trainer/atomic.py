@@ -2,9 +2,9 @@
 
 `write_atomic` (from `pisti_env.util.atomic`, the project's one atomic file writer)
 writes one file through a temporary created exclusively beside it, flushed to disk, then
-renamed into place. :func:`publish_directory` moves a complete temporary directory into place
+renamed into place. `publish_directory` moves a complete temporary directory into place
 in one step (a rename, or an exchange with the old one). A killed write leaves only a
-temporary ``.NAME.tmp-*`` (or ``.NAME.old-*``, ``.NAME.link-*``), which :func:`remove_strays`
+temporary ``.NAME.tmp-*`` (or ``.NAME.old-*``, ``.NAME.link-*``), which `remove_strays`
 clears. Nothing here knows what a checkpoint holds.
 """
 

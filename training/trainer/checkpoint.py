@@ -2,17 +2,17 @@
 
 The format's public names, gathered from the modules that each do one job:
 
-* :mod:`.atomic`: files and directories written whole or not at all;
-* :mod:`.run_layout`: a run directory's checkpoints (``OUT/checkpoints/update-N``, the
+* `.atomic`: files and directories written whole or not at all;
+* `.run_layout`: a run directory's checkpoints (``OUT/checkpoints/update-N``, the
   ``OUT/checkpoint`` link) and its other files;
-* :mod:`pisti_env.policies.metadata`: ``metadata.json``'s schema (read as untrusted input) and
-  play modes; :mod:`.metadata`: what a resume checks beyond it (the ``trainer`` field);
-* :mod:`pisti_env.policies.spec`: the network fields of the metadata (:class:`NetworkSpec`);
-* :mod:`pisti_env.policies.weights`: the tensor files, read after checking them;
-  :mod:`.weights`: written with their hashes.
+* `pisti_env.policies.metadata`: ``metadata.json``'s schema (read as untrusted input) and
+  play modes; `.metadata`: what a resume checks beyond it (the ``trainer`` field);
+* `pisti_env.policies.spec`: the network fields of the metadata (`NetworkSpec`);
+* `pisti_env.policies.weights`: the tensor files, read after checking them;
+  `.weights`: written with their hashes.
 
-The readers live in :mod:`pisti_env.policies`, so that a policy loads without the trainer. Every
-failure to read is a :class:`CheckpointError` (a ``ValueError``) naming the file and the field.
+The readers live in `pisti_env.policies`, so that a policy loads without the trainer. Every
+failure to read is a [`CheckpointError`][pisti_env.policies.metadata.CheckpointError] (a ``ValueError``) naming the file and the field.
 """
 
 from pisti_env.policies.metadata import (

@@ -1,6 +1,6 @@
-"""The checks of :class:`~training.trainer.config.TrainConfig`'s fields, one per field: its
+"""The checks of [`TrainConfig`][training.trainer.config.TrainConfig]'s fields, one per field: its
 type and its range, as a ``TypeError`` or ``ValueError`` naming the field and what it allows.
-(The combinations of fields are the config's own, :meth:`TrainConfig.__post_init__`.)"""
+(The combinations of fields are the config's own, `TrainConfig.__post_init__`.)"""
 
 from __future__ import annotations
 

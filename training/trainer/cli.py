@@ -1,8 +1,8 @@
-"""``pisti-train``: train a Pişti policy by self-play PPO (:func:`training.trainer.runner.run`).
+"""``pisti-train``: train a Pişti policy by self-play PPO ([`training.trainer.runner.run`][training.trainer.runner.run]).
 
-Every field of :class:`~training.trainer.config.TrainConfig` is a flag, generated from the
-dataclass with its docstring as help (:mod:`pisti_env.tools.flags`), and every game setting of
-:class:`pisti_env.rules.Settings` too. With no arguments it trains the default 2-player policy.
+Every field of [`TrainConfig`][training.trainer.config.TrainConfig] is a flag, generated from the
+dataclass with its docstring as help (`pisti_env.tools.flags`), and every game setting of
+[`pisti_env.rules.Settings`][pisti_env.rules.Settings] too. With no arguments it trains the default 2-player policy.
 
 Examples::
 
@@ -78,7 +78,7 @@ def _choice(name: str) -> object:
 
 
 def converters(names: Sequence[str]) -> dict[str, object]:
-    """The checking parsers of the fields ``names`` that have one (:data:`CONVERTERS`, :data:`CHOICES`),
+    """The checking parsers of the fields ``names`` that have one (`CONVERTERS`, `CHOICES`),
     for pisti-exploit's command line."""
     table = {**CONVERTERS, **{name: _choice(name) for name in CHOICES}}
     return {name: table[name] for name in names if name in table}
@@ -125,7 +125,7 @@ BUDGET_ENVS = 1024  # a --budget run's games at a time: half the default, twice 
 
 
 def duration(text: str) -> float:
-    """``--budget``'s parser: seconds (:func:`training.trainer.clock.parse_duration`)."""
+    """``--budget``'s parser: seconds (`training.trainer.clock.parse_duration`)."""
     from .clock import parse_duration
 
     try:

@@ -3,7 +3,7 @@
 None of it changes what the run computes: a checkpoint by time is written at the same place
 between two updates as one by count (writing one reads the trainer's state, it draws no random
 number), and the expected duration is measured on the run's own first updates. Only a
-``--budget`` run lets the clock choose something, its number of steps (:class:`Budget`), once,
+``--budget`` run lets the clock choose something, its number of steps (`Budget`), once,
 after its first update; the run records the choice in its config, so ``--steps`` with that
 number repeats the run exactly.
 """
@@ -53,7 +53,7 @@ class Budget:
         seconds: the whole command's time, from ``started`` (its start) to the final policy.
         started: ``time.monotonic()`` when the command started.
         size_run: choose the run's ``total_steps`` after its first update, as many whole
-            updates as fit in the budget at that update's speed (:data:`SLACK` slower), so
+            updates as fit in the budget at that update's speed (`SLACK` slower), so
             that the learning rate anneals to 0 at the budget; false (``--steps`` given, or a
             resumed run): keep the run's steps and only stop at the budget.
         min_reserve: the least time kept for the end (the last checkpoint, the policy, its
@@ -78,7 +78,7 @@ class RunClock:
     """What a run's loop asks the clock between updates.
 
     ``checkpoint_minutes``: the config's time between checkpoints (0: none by time).
-    ``budget``: the run's :class:`Budget`, or ``None``."""
+    ``budget``: the run's `Budget`, or ``None``."""
 
     def __init__(self, checkpoint_minutes: float, budget: Budget | None = None) -> None:
         self.checkpoint_seconds = 60.0 * checkpoint_minutes
@@ -112,8 +112,8 @@ class RunClock:
     def update_done(self, trainer: "Trainer", steps: int) -> str | None:
         """Count an update of ``steps`` environment steps; return the line that says how long
         the whole run takes at their pace once the updates after the first (which warms up)
-        have run for :data:`MEASURE_SECONDS`, or the run is over (once; ``None`` otherwise). A
-        budget run is sized after its first update instead (:meth:`size`), and the line says
+        have run for `MEASURE_SECONDS`, or the run is over (once; ``None`` otherwise). A
+        budget run is sized after its first update instead (`size`), and the line says
         what it chose."""
         now = time.monotonic()
         self.updates += 1

@@ -1,6 +1,6 @@
 """Every knob of a training run, in one dataclass with a docstring per field: the game is one
-:class:`pisti_env.rules.Settings`, everything else (run, networks, PPO, opponents, evaluation)
-a field here. ``pisti-train``'s flags are generated from these fields (:mod:`training.trainer.cli`)."""
+[`pisti_env.rules.Settings`][pisti_env.rules.Settings], everything else (run, networks, PPO, opponents, evaluation)
+a field here. ``pisti-train``'s flags are generated from these fields (`training.trainer.cli`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class TrainConfig:
     """Configuration of a self-play PPO run (defaults: the shipped 2-player policy).
 
     Game
-        settings: the game (RULES.md's table; every field of :class:`Settings`). Training plays
+        settings: the game (RULES.md's table; every field of [`Settings`][pisti_env.rules.Settings]). Training plays
             whole matches to ``settings.target`` so the match context in the observation
             (totals, target, hands completed) is what the policy meets in play; with
             ``settings.bluff`` the policy also has the face-down plays and answers (R29).
@@ -28,7 +28,7 @@ class TrainConfig:
         seed: seeds the games, the network's initialisation and the sampling.
         total_steps: environment steps (moves, summed over the batch) to train for.
         num_envs: games played side by side in the batched engine; with several processes
-            (``torchrun``, :mod:`training.trainer.distributed`) the global number, split
+            (``torchrun``, `training.trainer.distributed`) the global number, split
             evenly among them.
         rollout_steps: batch steps per rollout; a rollout holds ``num_envs * rollout_steps``
             decisions.
@@ -39,14 +39,14 @@ class TrainConfig:
             optimizer stay float32), about twice as fast on CPUs with AMX and on GPUs (on
             CPUs with AVX-512 BF16 but no AMX, slower than fp32); ``"fp32"``; ``"auto"``
             (default) picks bf16 where it is fast
-            (:func:`~training.trainer.network.cpu_has_fast_bf16`). The choice is recorded in
+            (`cpu_has_fast_bf16`). The choice is recorded in
             the checkpoint's config, so a resumed run keeps it.
 
     Networks
         hidden_sizes: widths of the policy's context MLP (it reads the whole observation; the
             last width is the context vector handed to the card scorer).
         answer_hidden_sizes: bluff variant (R29): widths of the hidden layers of an answer head
-            of its own (:class:`~training.bluff.heads.ClaimView`): believe or challenge then
+            of its own (`ClaimView`): believe or challenge then
             read only the facts bearing on whether the claim is true (the lone card's rank,
             where its four cards are as the answerer knows, the claimant's cards in hand, the
             stock), not the whole state; empty (default): the answers come from the context
@@ -60,7 +60,7 @@ class TrainConfig:
             the pool): a learning answer head learns to believe it, and the next best response
             bluffs against that (the cycle in docs/research/bluff-exploitability.md).
         claim_hidden_sizes: bluff variant (R29): widths of the hidden layers of a claim head of
-            its own (:class:`~training.bluff.heads.ClaimChanceView`): whether to play face
+            its own (`ClaimChanceView`): whether to play face
             down on a lone card (a claim) or face up is then P(face down) = sigmoid of a small
             MLP that reads only the lone card's rank, where its four cards are as the claimant
             knows them (a true claim is possible or not), the seats' cards in hand and the
@@ -71,7 +71,7 @@ class TrainConfig:
             with a claim head may warm-start from a policy without one (the head starts at even
             odds).
         average_heads_every: bluff variant (R29), with an answer head and a claim head: fictitious
-            play for the two mixed decisions (:mod:`training.bluff.average`). Every this many
+            play for the two mixed decisions (`training.bluff.average`). Every this many
             updates a frozen copy of the two heads joins their average; in self-play games the
             seats off the learner's side claim and answer with the average (the learner's heads
             become a best response to it), and the run ships the policy with the average heads.
@@ -86,7 +86,7 @@ class TrainConfig:
             rest of the policy is pulled toward the magnet's copy as usual.
         solved_claims: bluff variant (R29): the claims and answers are not learned but played
             from the equilibrium of the small game a claim chance starts
-            (:mod:`training.bluff.claim_game`): holding the lone card's rank, a true claim;
+            (`training.bluff.claim_game`): holding the lone card's rank, a true claim;
             else a bluff with the equilibrium's probability for the public counts (the card to
             bluff with from the card logits); an answer challenges with the equilibrium's
             probability for the cards of that rank the answerer holds. The card play learns
@@ -109,14 +109,14 @@ class TrainConfig:
             128x128 explains as much of the returns' variance as 256x256 did (0.304 vs 0.306
             after 40 updates of the default run) and trains 1.2x faster end to end.
         privileged_value: the value network also reads the hidden information (other hands,
-            the stock's contents; see :mod:`training.trainer.network`). It only shapes the advantages
+            the stock's contents; see `training.trainer.network`). It only shapes the advantages
             during training; the policy never sees it.
         init_from: a checkpoint directory whose weights start the run (a warm start, e.g. a best
             response starting from the policy it attacks): its policy network, and its value
             network when it has one of this run's shape (a policy-only checkpoint has none: the
             value network then starts fresh). It must be trained for the same game (every
             setting but the match context) and have the same ``hidden_sizes``, else
-            :class:`~training.trainer.checkpoint.CheckpointError`; a run with an answer head
+            [`CheckpointError`][pisti_env.policies.metadata.CheckpointError]; a run with an answer head
             may start from a policy without one (the head alone starts fresh). Optimizer, pool and counters
             start fresh (``--resume`` is for continuing a run). ``None``: random initialisation.
 
@@ -167,7 +167,7 @@ class TrainConfig:
             form (``random``, ``greedy``, ``expert`` without bluffs, ``bluffer``, ``challenger``, a
             checkpoint path) read the observations; any other (``pimc``, ``expert`` with bluffs)
             plays through the Python engine
-            (:class:`~pisti_env.agents.python_batched.PythonPlayerBatched`), at its Python speed.
+            (`PythonPlayerBatched`), at its Python speed.
         pool_temperature: a game's opponent is drawn with probability ∝
             ``exp(-learner_margin / pool_temperature)`` where ``learner_margin`` is the
             learner's recent mean score difference per episode against it (points), so the
@@ -282,12 +282,12 @@ class TrainConfig:
 
     @property
     def uses_bluff_research(self) -> bool:
-        """Whether the run needs the bluff research extension (:mod:`training.bluff`)."""
+        """Whether the run needs the bluff research extension (`training.bluff`)."""
         return bool(self.answer_hidden_sizes or self.claim_hidden_sizes or self.solved_claims
                     or self.average_heads_every or self.freeze_answer_head or self.answer_ent_coef is not None)
 
     def network_spec(self) -> NetworkSpec:
-        """The policy network this run trains (checked: :class:`~training.trainer.spec.NetworkSpec`)."""
+        """The policy network this run trains (checked: `NetworkSpec`)."""
         return NetworkSpec(
             settings=self.settings, hidden_sizes=self.hidden_sizes, answer_hidden_sizes=self.answer_hidden_sizes,
             claim_hidden_sizes=self.claim_hidden_sizes, solved_claims=self.solved_claims,
@@ -302,7 +302,7 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
-        """The config of :meth:`to_dict` (``settings`` a dict of :class:`Settings` fields)."""
+        """The config of [`to_dict`][training.trainer.config.TrainConfig.to_dict] (``settings`` a dict of [`Settings`][pisti_env.rules.Settings] fields)."""
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - names)
         if unknown:

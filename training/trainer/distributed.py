@@ -47,7 +47,7 @@ def stream_seed(seed: int, *parts: int) -> int:
 
 class Shard:
     """One process's part of a run; this class is the whole run in one process (nothing is
-    exchanged). :class:`DistributedShard` is a rank of a distributed run."""
+    exchanged). `DistributedShard` is a rank of a distributed run."""
 
     rank, world, main = 0, 1, True
 

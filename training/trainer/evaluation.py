@@ -18,7 +18,7 @@ def evaluate_against_baselines(
     seeded with ``seed`` (default: the update number): per baseline, the mean score difference per hand
     (``eval/<spec>_margin``) and its 95% half-width (``eval/<spec>_ci95``). A baseline with a
     batched form (``random``, ``greedy``, ...) plays on the batched engine, on the trainer's
-    device and threads (:mod:`training.harness.batched_play`); any other through the Python
+    device and threads (`training.harness.batched_play`); any other through the Python
     engine, in this process."""
     from pisti_env.agents import make_player
     from training.harness.evaluate import evaluate

@@ -1,30 +1,30 @@
 """The trainer's extension points: how research plugs into the core PPO loop without changing it.
 
-The core (:class:`~training.trainer.train.Trainer`) is plain self-play PPO. An extension is a
-:class:`TrainerExtension` whose hooks the core calls at fixed places; each hook's default does
+The core (`Trainer`) is plain self-play PPO. An extension is a
+`TrainerExtension` whose hooks the core calls at fixed places; each hook's default does
 nothing, so an extension overrides only what it needs. The points:
 
-* **network heads**: the :class:`~training.trainer.spec.NetworkSpec` a config builds may ask for
-  extra heads; :class:`~training.trainer.network.PolicyNetwork` builds them through
-  ``spec``'s options (:class:`training.bluff.heads.ClaimHeads`), not through a hook here;
-* **warm start**: :meth:`TrainerExtension.warm_start_weights` adapts the policy weights an
+* **network heads**: the `NetworkSpec` a config builds may ask for
+  extra heads; `PolicyNetwork` builds them through
+  ``spec``'s options (`training.bluff.heads.ClaimHeads`), not through a hook here;
+* **warm start**: `TrainerExtension.warm_start_weights` adapts the policy weights an
   ``init_from`` checkpoint holds to this run's network (heads dropped, taken, or left fresh);
-* **trainable parameters**: :meth:`TrainerExtension.trains` (a frozen part has no optimizer
+* **trainable parameters**: `TrainerExtension.trains` (a frozen part has no optimizer
   state);
-* **seat controllers**: :meth:`TrainerExtension.seat_controller` gives the rollout collector a
-  :class:`SeatController` that decides some seats' moves with other weights;
-* **extra loss terms**: :meth:`TrainerExtension.extra_loss`, added to each minibatch's PPO loss;
-  :meth:`TrainerExtension.magnet_heads` for the magnet's reference;
-* **after an update**: :meth:`TrainerExtension.after_update`;
-* **the shipped policy**: :meth:`TrainerExtension.shipped_policy` (what ``OUT/policy`` holds);
-* **extra state**: :meth:`TrainerExtension.state`, :meth:`TrainerExtension.state_layout` and
-  :meth:`TrainerExtension.restore`, under the key :attr:`TrainerExtension.state_key` of the
-  checkpoint's ``trainer`` metadata (:mod:`training.trainer.state`);
-* **metadata**: a policy's spec fields (:meth:`NetworkSpec.to_metadata`) carry what a loader
+* **seat controllers**: `TrainerExtension.seat_controller` gives the rollout collector a
+  `SeatController` that decides some seats' moves with other weights;
+* **extra loss terms**: `TrainerExtension.extra_loss`, added to each minibatch's PPO loss;
+  `TrainerExtension.magnet_heads` for the magnet's reference;
+* **after an update**: `TrainerExtension.after_update`;
+* **the shipped policy**: `TrainerExtension.shipped_policy` (what ``OUT/policy`` holds);
+* **extra state**: `TrainerExtension.state`, `TrainerExtension.state_layout` and
+  `TrainerExtension.restore`, under the key `TrainerExtension.state_key` of the
+  checkpoint's ``trainer`` metadata (`training.trainer.state`);
+* **metadata**: a policy's spec fields (`NetworkSpec.to_metadata`) carry what a loader
   needs to rebuild it.
 
-:func:`extensions_for` picks the extensions a config asks for; today one: the bluff variant's
-research (:class:`training.bluff.extension.BluffExtension`, for R29's claim and answer heads,
+`extensions_for` picks the extensions a config asks for; today one: the bluff variant's
+research (`training.bluff.extension.BluffExtension`, for R29's claim and answer heads,
 their fictitious-play average and the answers' entropy weight).
 """
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class SeatController:
     """Decides some seats' moves in the rollout with other weights than the learner's; those
-    decisions are not the learner's (they do not train it). State tensors: :meth:`state`."""
+    decisions are not the learner's (they do not train it). State tensors: `state`."""
 
     def assign(self, games: torch.Tensor, self_play: torch.Tensor, on_learner_side: torch.Tensor) -> None:
         """New games ``games`` (indices) started: ``self_play`` (k,) and ``on_learner_side`` (k, n)."""
@@ -58,7 +58,7 @@ class SeatController:
         return {}
 
     def restore(self, tensors: Mapping[str, torch.Tensor]) -> None:
-        """Back to :meth:`state`'s tensors."""
+        """Back to `state`'s tensors."""
 
 
 class TrainerExtension:
@@ -108,16 +108,16 @@ class TrainerExtension:
         return {}, None
 
     def state_layout(self, extra: Any) -> dict[str, tuple[int, ...]]:
-        """The shapes of the tensors :meth:`state` wrote for the saved plain value ``extra``
+        """The shapes of the tensors `state` wrote for the saved plain value ``extra``
         (float32), checked before they are read."""
         return {}
 
     def check_state(self, extra: Any, path: Any) -> None:
         """Check the saved plain value ``extra`` (untrusted; ``path`` the metadata file):
-        raise :class:`~training.trainer.metadata.CheckpointError` naming the field."""
+        raise [`CheckpointError`][pisti_env.policies.metadata.CheckpointError] naming the field."""
 
     def restore(self, tensors: Mapping[str, torch.Tensor], extra: Any) -> None:
-        """Back to a checkpoint's :meth:`state`."""
+        """Back to a checkpoint's `state`."""
 
 
 def extensions_for(config: "TrainConfig") -> list[TrainerExtension]:

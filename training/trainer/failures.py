@@ -2,11 +2,11 @@
 NaN or infinite. Each is an exception naming what happened and the last complete checkpoint,
 with the exit status ``pisti-train`` ends with (docs/reliability.md lists them).
 
-* :class:`WriteFailed` (exit status 3): an ``OSError`` while writing a checkpoint, the logs,
+* `WriteFailed` (exit status 3): an ``OSError`` while writing a checkpoint, the logs,
   the config, the final policy or its evaluation (a full disk, a removed directory, a lost
   permission). Checkpoints are written whole or not at all, so the last complete one is
   intact: free the space and ``--resume``.
-* :class:`Diverged` (exit status 4): the network's weights or the optimizer's state hold NaN
+* `Diverged` (exit status 4): the network's weights or the optimizer's state hold NaN
   or infinity after an update. Nothing of that update is saved; resuming would diverge again
   the same way, so the message suggests a smaller learning rate.
 """
@@ -65,7 +65,7 @@ def write_failed(error: OSError, out: str | os.PathLike) -> WriteFailed:
 
 
 def stop_if_diverged(trainer: "Trainer", out: str | os.PathLike) -> None:
-    """Raise :class:`Diverged` if the trainer's networks or optimizer state hold NaN or infinity
+    """Raise `Diverged` if the trainer's networks or optimizer state hold NaN or infinity
     after its latest update (checked after every update: about a millisecond at the default sizes)."""
     tensors: dict[str, object] = dict(trainer.network.state_dict())
     for index, state in trainer.optimizer.state_dict()["state"].items():

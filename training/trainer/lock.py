@@ -6,7 +6,7 @@ releases it when the process ends however it ends, so a lock left by a killed pr
 ``SIGKILL``) never blocks the next run. The file holds the holder's process id, which a refused
 second trainer names; the holder removes the file when it releases the lock.
 
-A second trainer into a run in use is refused at once with :class:`RunInUse` (a
+A second trainer into a run in use is refused at once with `RunInUse` (a
 ``ValueError``): it never waits, and never touches the run.
 """
 
@@ -28,8 +28,8 @@ class RunInUse(ValueError):
 
 
 class RunLock:
-    """The lock of run directory ``out`` (which must exist). :meth:`acquire` takes it or raises
-    :class:`RunInUse`; :meth:`release` (or leaving a ``with`` block) gives it back."""
+    """The lock of run directory ``out`` (which must exist). `acquire` takes it or raises
+    `RunInUse`; `release` (or leaving a ``with`` block) gives it back."""
 
     def __init__(self, out: str | os.PathLike) -> None:
         self.out = Path(out)

@@ -1,7 +1,7 @@
 """A run's logs: ``OUT/metrics.csv`` (one row per update) and TensorBoard scalars.
 
-A checkpoint records the logs' sizes (:meth:`RunLogs.sizes`); a resume cuts them back to them
-(:func:`trim_logs`), so the logs hold each update once.
+A checkpoint records the logs' sizes (`RunLogs.sizes`); a resume cuts them back to them
+(`trim_logs`), so the logs hold each update once.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class RunLogs:
 
 
 def trim_logs(out: str | os.PathLike, sizes: Mapping[str, int]) -> None:
-    """Cut a run's logs back to ``sizes`` (a checkpoint's record, :meth:`RunLogs.sizes`): each
+    """Cut a run's logs back to ``sizes`` (a checkpoint's record, `RunLogs.sizes`): each
     file to its recorded size, and TensorBoard event files made after it removed. (A checkpoint
     of an older trainer records none: its logs are left as they are.)"""
     out = Path(out)

@@ -1,7 +1,7 @@
-"""A checkpoint's ``metadata.json``: its schema lives in :mod:`pisti_env.policies.metadata`
+"""A checkpoint's ``metadata.json``: its schema lives in `pisti_env.policies.metadata`
 (the policy loader reads it, without the trainer) and is re-exported here for code that imports
 it from here; what only a resume checks, the ``trainer`` field of a training checkpoint
-(:func:`validate_trainer_metadata`), is this module's own.
+(`validate_trainer_metadata`), is this module's own.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def validate_trainer_metadata(metadata: dict[str, Any], path: Path, num_params: 
     """The ``trainer`` field of a training checkpoint (``path``: its metadata file) checked:
     ``optimizer_param_groups`` (one group over ``num_params`` parameters) and the pool's
     entries (name, margin, games, snapshot); an extension's own entry is checked by the
-    extension (:meth:`~training.trainer.extension.TrainerExtension.check_state`). Returns it."""
+    extension (`check_state`). Returns it."""
     if "trainer" not in metadata:
         raise CheckpointError(f"{path.parent} is a policy-only checkpoint: it cannot resume training")
     for key in ("step", "update"):  # their types and ranges: validate_metadata

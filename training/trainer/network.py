@@ -1,15 +1,15 @@
-"""The networks a run trains: the policy network (:class:`PolicyNetwork`, with the masked
-distribution over its actions, lives in :mod:`pisti_env.policies.network`, since playing a policy
+"""The networks a run trains: the policy network (`PolicyNetwork`, with the masked
+distribution over its actions, lives in `pisti_env.policies.network`, since playing a policy
 needs it without the trainer, and is re-exported here), and the value network, the precision
 choice and the entropy, which only training needs.
 
 One policy network serves every seat (self-play shares parameters): the observation is
-seat-relative (:mod:`pisti_env.views.observation`), so "me" is always the observer.
+seat-relative (`pisti_env.views.observation`), so "me" is always the observer.
 
 The value network is a separate MLP (as in CleanRL's ``ppo.py``: no shared trunk, so the value
 loss never pulls on the policy's features) and may be *privileged*: during training it also
 reads what the deciding seat cannot see, the other hands and the stock's contents
-(:meth:`pisti_env.batched.BatchedPisti.hidden_information`). The value only ever serves as the
+([`pisti_env.batched.BatchedPisti.hidden_information`][pisti_env.batched.BatchedPisti.hidden_information]). The value only ever serves as the
 baseline of the advantages, never at play time, so no hidden information reaches a decision;
 but a critic that knows the hands predicts a hand's outcome far better, which takes most of
 the deal luck out of the advantages (the asymmetric actor-critic of card-game agents such as
@@ -85,7 +85,7 @@ class ActorCritic(nn.Module):
 
 def resolve_precision(precision: str, device: torch.device | str) -> str:
     """``"auto"`` -> ``"bf16"`` where bfloat16 matrix products are fast (a GPU with bf16, a CPU
-    with :func:`cpu_has_fast_bf16`), else ``"fp32"``; ``"bf16"``/``"fp32"`` pass through. The
+    with `cpu_has_fast_bf16`), else ``"fp32"``; ``"bf16"``/``"fp32"`` pass through. The
     choice depends on the machine only, never on a timing, so a seed still fixes the run."""
     if precision not in PRECISIONS + ("auto",):
         raise ValueError(f"precision must be one of {PRECISIONS + ('auto',)}, got {precision!r}")
@@ -124,7 +124,7 @@ def _amx_usable() -> bool:
 def autocast(device: torch.device | str, precision: str) -> contextlib.AbstractContextManager:
     """Matrix products in bfloat16 when ``precision == "bf16"`` (weights, optimizer state and
     everything after the last layer stay float32): on CPUs with AMX and on GPUs this about
-    doubles the speed of the networks (see :func:`cpu_has_fast_bf16`)."""
+    doubles the speed of the networks (see `cpu_has_fast_bf16`)."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     device_type = torch.device(device).type

@@ -1,6 +1,6 @@
 """Files inside a checkpoint or a run directory, read as untrusted: regular files at their own
 names, never followed through a symbolic link. The functions live in
-:mod:`pisti_env.util.regular_files` (the policy loader reads checkpoints through them); this module
+`pisti_env.util.regular_files` (the policy loader reads checkpoints through them); this module
 re-exports them for code that imports them from here.
 """
 

@@ -1,9 +1,9 @@
 """Ctrl-C and SIGTERM as a pause: the run stops between two updates with a checkpoint.
 
-A command that trains (``pisti-train``, ``pisti-exploit``) holds a :class:`Pause` around its
-work. The first SIGINT or SIGTERM only sets :attr:`Pause.requested`; the training loop reads it
+A command that trains (``pisti-train``, ``pisti-exploit``) holds a `Pause` around its
+work. The first SIGINT or SIGTERM only sets `Pause.requested`; the training loop reads it
 between updates, lets the current update finish, writes a checkpoint and raises
-:class:`Paused`, and the command prints the line that continues the run and exits with
+`Paused`, and the command prints the line that continues the run and exits with
 ``128 + signal`` (130 for SIGINT, 143 for SIGTERM), the shell's convention. A second signal
 stops the process at once (``os._exit``): every checkpoint is written to a temporary
 directory and renamed into place complete, and a resume cuts the logs back to the checkpoint,
@@ -51,8 +51,8 @@ class Pause:
 
     ``program``: the command's name, for its messages. ``resume_command``: the command that
     continues the run, printed when a second signal stops the process at once (the first one
-    lets the command print it after its checkpoint). :attr:`requested` turns true at the first
-    signal; :attr:`signum` is that signal."""
+    lets the command print it after its checkpoint). `requested` turns true at the first
+    signal; `signum` is that signal."""
 
     def __init__(self, program: str, resume_command: str | None = None) -> None:
         self.program = program

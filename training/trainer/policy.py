@@ -1,5 +1,5 @@
-"""A trained checkpoint as a player: :class:`CheckpointPlayer` and :func:`load_policy` live in
-:mod:`pisti_env.policies` (``player``, ``loader``), so that ``pisti_env`` plays a policy without
+"""A trained checkpoint as a player: [`CheckpointPlayer`][pisti_env.policies.player.CheckpointPlayer] and [`load_policy`][pisti_env.policies.loader.load_policy] live in
+`pisti_env.policies` (``player``, ``loader``), so that ``pisti_env`` plays a policy without
 the trainer; this module re-exports them for code that imports them from here.
 """
 

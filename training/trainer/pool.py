@@ -1,19 +1,19 @@
 """The opponent pool of self-play: scripted baselines and frozen snapshots of the policy, each a
-player with a batched form (:func:`pisti_env.agents.has_batched_form`) or played through the
+player with a batched form (`pisti_env.agents.has_batched_form`) or played through the
 Python engine.
 
 Every opponent maps a batch of observations and masks (exactly what ``BatchedPisti`` hands the
 seat to move) to one action per game, so it reads nothing a seat may not know (R30–R31). The
-baselines are built by the registry (:func:`pisti_env.agents.make_player`); a snapshot is a
-sampling :class:`~training.trainer.policy.CheckpointPlayer`. A baseline without a batched form
-(``pimc``, ``expert`` with bluffs, ...) is a :class:`~pisti_env.agents.python_batched.PythonPlayerBatched`:
+baselines are built by the registry ([`pisti_env.agents.make_player`][pisti_env.agents.make_player]); a snapshot is a
+sampling [`CheckpointPlayer`][pisti_env.policies.player.CheckpointPlayer]. A baseline without a batched form
+(``pimc``, ``expert`` with bluffs, ...) is a `PythonPlayerBatched`:
 it reads the engine's state instead (converted to Python games, each seat's view only), at
 Python speed.
 
-:class:`OpponentPool` holds them with their record against the learner and draws the opponent
-of each new game by how well it still does against the learner. :meth:`OpponentPool.act_all`
+`OpponentPool` holds them with their record against the learner and draws the opponent
+of each new game by how well it still does against the learner. `OpponentPool.act_all`
 chooses for every opponent of a batch step; the snapshots, networks of one shape, act in ONE
-call (:class:`SnapshotStack`: their weights stacked, the network's own ``forward`` mapped over
+call (`SnapshotStack`: their weights stacked, the network's own ``forward`` mapped over
 them with ``torch.func.vmap``, one sample for all their rows) instead of one call each.
 """
 
@@ -60,13 +60,13 @@ class Opponent:
 
 class SnapshotStack:
     """Frozen policy networks of one shape acting as one: their parameters stacked on a
-    leading dimension, and :meth:`PolicyNetwork.forward` mapped over it (``torch.func``), so
+    leading dimension, and `PolicyNetwork.forward` mapped over it (``torch.func``), so
     ``S`` snapshots choose for their rows in one network call instead of ``S``.
 
     Args:
         networks: the snapshots' networks (same shapes, on one device, no gradients). Their
             weights are copied when the stack is built: snapshots are frozen, and the pool
-            builds a new stack whenever its snapshots change (:meth:`matches`).
+            builds a new stack whenever its snapshots change (`matches`).
     """
 
     def __init__(self, networks: Sequence[PolicyNetwork]) -> None:
@@ -138,7 +138,7 @@ class OpponentPool:
 
     def baseline(self, spec: str) -> BatchedPlayer | StatePlayer:
         """The registry's player for ``spec``: its batched form, else played through the Python
-        engine (:func:`pisti_env.agents.as_batched_player` with ``python_engine=True``)."""
+        engine (`pisti_env.agents.as_batched_player` with ``python_engine=True``)."""
         return as_batched_player(spec, "pool opponent", python_engine=True, settings=self.settings, device=str(self.device))
 
     def record(self, index: int, learner_margin: float) -> None:
@@ -204,8 +204,8 @@ class OpponentPool:
         """Every opponent's actions for one batch step, written into ``action`` where
         ``controller`` (B,) holds a pool index (other rows, the learner's, are left alone).
 
-        The baselines act as in :meth:`act`, one call each in pool order; then the snapshots
-        act together in one call (:class:`SnapshotStack`) and one sample from ``generator``
+        The baselines act as in `act`, one call each in pool order; then the snapshots
+        act together in one call (`SnapshotStack`) and one sample from ``generator``
         for all their rows (the stream differs from one sample per snapshot: a run is
         reproducible with its seed, not bit-identical to one before this change). ``state``:
         the engine's state, for a baseline played through the Python engine."""

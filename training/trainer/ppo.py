@@ -88,7 +88,7 @@ def gae(
     Args:
         values: (T, B) value estimates of the decisions.
         seats: (T, B) the deciding seats.
-        credit: from :func:`assign_seat_rewards`.
+        credit: from `assign_seat_rewards`.
         end_values: (B, n) each seat's value estimate at the end of the rollout (used by
             decisions the rollout cut short).
         gamma, gae_lambda: discount and GAE λ, per decision of the seat.
@@ -140,7 +140,7 @@ def ppo_losses(
 
     ``approx_kl`` is the low-variance estimator ``E[(r - 1) - log r]`` of KL(old || new).
     ``mean`` averages each term over the minibatch; a rank of a distributed run passes its
-    share of the global minibatch's mean (:meth:`training.trainer.distributed.Shard.mean`).
+    share of the global minibatch's mean (`training.trainer.distributed.Shard.mean`).
     """
     log_ratio = new_logp - old_logp
     ratio = log_ratio.exp()
@@ -160,7 +160,7 @@ def ppo_losses(
 
 def magnet_kl(logp: torch.Tensor, magnet_logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Per row ``KL(policy || magnet)`` over the legal actions (both arguments masked
-    log-probabilities, :func:`~training.trainer.network.log_probs`): the pull toward the
+    log-probabilities, `log_probs`): the pull toward the
     reference policy of ``TrainConfig.magnet_coef``. Illegal actions have probability exactly 0
     in both, so they add nothing."""
     return (logp.exp() * (logp - magnet_logp)).masked_fill(~mask, 0.0).sum(-1)

@@ -1,20 +1,20 @@
 """Resuming a run from a training checkpoint: the one place where a resume reads and checks it.
 
-:func:`resume_trainer` reads a checkpoint in this order, checking each part before anything is
-built from it: the metadata's schema (:func:`~training.trainer.metadata.read_metadata`); the
-saved config (:func:`saved_config`: a valid :class:`TrainConfig` of the checkpoint's game and
-widths) with the changes asked for (:func:`resume_config`: only
-:data:`~training.trainer.config.RESUMABLE` fields may change), its device
-(:func:`check_device`) and the checkpoint paths among its players (:func:`check_saved_players`:
+`resume_trainer` reads a checkpoint in this order, checking each part before anything is
+built from it: the metadata's schema (`read_metadata`); the
+saved config (`saved_config`: a valid [`TrainConfig`][training.trainer.config.TrainConfig] of the checkpoint's game and
+widths) with the changes asked for (`resume_config`: only
+`RESUMABLE` fields may change), its device
+(`check_device`) and the checkpoint paths among its players (`check_saved_players`:
 loaded only when the command line names them); the trainer metadata
-(:func:`~training.trainer.metadata.validate_trainer_metadata`, its counters cross-checked by
-:func:`check_counters`, and each extension's
-:meth:`~training.trainer.extension.TrainerExtension.check_state`); the weights' and the trainer
+(`validate_trainer_metadata`, its counters cross-checked by
+`check_counters`, and each extension's
+`check_state`); the weights' and the trainer
 state's shapes, from the files' headers, against what this config builds
-(:func:`~training.trainer.state.state_layout`); then the tensors (finite), their values
-(:func:`~training.trainer.state.check_state_values`), and
-:func:`~training.trainer.state.restore_state`. Nothing here writes a file: a refused resume
-leaves the run as it was. :func:`restart_config` reads the config a run without a checkpoint
+(`state_layout`); then the tensors (finite), their values
+(`check_state_values`), and
+`restore_state`. Nothing here writes a file: a refused resume
+leaves the run as it was. `restart_config` reads the config a run without a checkpoint
 starts again from.
 """
 
@@ -63,14 +63,14 @@ def resume_trainer(
             new total, from where the new schedule stands); by default the saved run's own
             budget stands. Less than already trained: ``ValueError``.
         changes: config or game-setting values asked for (flags given with ``--resume``);
-            only the fields of :data:`~training.trainer.config.RESUMABLE` may differ from
-            the checkpoint's (:func:`resume_config`), any other difference is a
+            only the fields of `RESUMABLE` may differ from
+            the checkpoint's (`resume_config`), any other difference is a
             ``ValueError`` naming them.
-        shard: a rank of a distributed run (:mod:`training.trainer.distributed`;
-            :meth:`~training.trainer.distributed.Shard.keeps_games` says whose games in
+        shard: a rank of a distributed run (`training.trainer.distributed`;
+            `keeps_games` says whose games in
             flight come back: a distributed run's checkpoint holds rank 0's share).
 
-    Every failure is a :class:`CheckpointError` naming the file and the field (see the module
+    Every failure is a [`CheckpointError`][pisti_env.policies.metadata.CheckpointError] naming the file and the field (see the module
     docstring for the order of the checks).
     """
     directory = Path(directory)
@@ -180,7 +180,7 @@ def check_counters(metadata: Mapping[str, Any], saved: TrainConfig, trainer: Map
 def saved_config(metadata: Mapping[str, Any], path: Path) -> TrainConfig:
     """The config a training checkpoint (``path``: its metadata file) records, checked: a valid
     config, for the checkpoint's own game and network widths, within the sizes a checkpoint may
-    hold. Raises :class:`CheckpointError` naming the field."""
+    hold. Raises [`CheckpointError`][pisti_env.policies.metadata.CheckpointError] naming the field."""
     if "config" not in metadata:
         raise CheckpointError(f"{path}: field 'config': missing (a training checkpoint records its config)")
     try:
@@ -203,7 +203,7 @@ def resume_config(
 ) -> TrainConfig:
     """The config a resumed run continues with: ``saved`` (the checkpoint's) with ``changes``
     applied, config or game-setting names to the values asked for. Only the fields of
-    :data:`~training.trainer.config.RESUMABLE` may change; a value of any other field that
+    `RESUMABLE` may change; a value of any other field that
     differs from the checkpoint's is a ``ValueError`` naming each such flag. ``total_steps``
     below ``trained_steps`` is a ``ValueError`` too."""
     game = {f.name for f in dataclasses.fields(Settings)}
@@ -245,10 +245,10 @@ def resume_config(
 
 def restart_config(out: str | os.PathLike, changes: Mapping[str, Any]) -> TrainConfig:
     """The config to start a run again from when it holds no complete checkpoint (it stopped
-    before its first): ``OUT/config.json``, read as untrusted input (:func:`read_json`, a valid
-    :class:`TrainConfig`), with ``changes`` as on any resume (:func:`resume_config`), its device
+    before its first): ``OUT/config.json``, read as untrusted input (`read_json`, a valid
+    [`TrainConfig`][training.trainer.config.TrainConfig]), with ``changes`` as on any resume (`resume_config`), its device
     and saved checkpoint paths checked as a checkpoint's are. No ``config.json`` either is a
-    :class:`CheckpointError` saying how to start afresh."""
+    [`CheckpointError`][pisti_env.policies.metadata.CheckpointError] saying how to start afresh."""
     out = Path(out)
     path = out / "config.json"
     if not os.path.lexists(path):

@@ -4,14 +4,14 @@ Each game of the batch has, per seat, a controller: the learner (the policy bein
 one opponent of the pool. A share of the games is pure self-play (every seat is the learner);
 in the others the learner holds one side, at a random seat, and one pool opponent holds every
 other seat. Controllers are drawn again whenever a game restarts. An extension's seat controller
-(:class:`~training.trainer.extension.SeatController`, e.g. the head average of
-:mod:`training.bluff.average`) may decide some seats' moves with other weights; those decisions
+(`SeatController`, e.g. the head average of
+`training.bluff.average`) may decide some seats' moves with other weights; those decisions
 are not the learner's (``Rollout.learner`` is false for them).
 
 A rollout records one decision per batch step and game: the mover's observation, mask, card,
 log-probability and value, its seat, whether the learner made it, and (for a privileged value
 network) the hidden information the value read; plus every seat's
-rewards and the done flags, from which :func:`training.trainer.ppo.assign_seat_rewards` credits each
+rewards and the done flags, from which `training.trainer.ppo.assign_seat_rewards` credits each
 decision with its own seat's rewards.
 """
 

@@ -1,16 +1,16 @@
 """A training run's directory (OUT) and where its checkpoints live in it.
 
 * ``OUT/checkpoints/update-NNNNNNNNN/``: the run's checkpoints (the newest ``keep`` of them),
-  each complete before it gets its name (:func:`~training.trainer.weights.save_checkpoint`);
+  each complete before it gets its name (`save_checkpoint`);
 * ``OUT/checkpoint``: a symbolic link to the newest, swapped with one atomic rename;
 * ``OUT/config.json``, ``OUT/metrics.csv``, ``OUT/tensorboard/``, ``OUT/policy/``,
   ``OUT/evaluation.json``: the run's config, logs, final policy and its evaluation
-  (:data:`RUN_FILES`; :mod:`training.trainer.run` writes them).
+  (`RUN_FILES`; [`training.trainer.run`][training.trainer.runner.run] writes them).
 
 A kill at any instant leaves the previous checkpoint complete and ``OUT/checkpoint`` pointing
-at a complete one. A resume first reads: :func:`check_run_directory` (each of the run's names
-holds what a run keeps there, no links), :func:`find_run_checkpoint` (the newest complete
-checkpoint); only once everything is checked does it change the run: :func:`tidy_run` clears
+at a complete one. A resume first reads: `check_run_directory` (each of the run's names
+holds what a run keeps there, no links), `find_run_checkpoint` (the newest complete
+checkpoint); only once everything is checked does it change the run: `tidy_run` clears
 what killed saves left. `clear_run` removes a run (``pisti-train --fresh``): only what its
 own records show it wrote (`plan_clear`).
 """
@@ -49,9 +49,9 @@ def publish_run_checkpoint(
     keep: int,
 ) -> Path:
     """Save a run's checkpoint after ``update`` updates as ``OUT/checkpoints/update-N`` through
-    ``save(path)`` (:func:`~training.trainer.weights.save_checkpoint`: complete before it gets
+    ``save(path)`` (`save_checkpoint`: complete before it gets
     that name), point ``OUT/checkpoint`` at it with one atomic rename of a
-    symbolic link, and remove all but the newest ``keep`` (:func:`prune_run_checkpoints`). A kill at any instant
+    symbolic link, and remove all but the newest ``keep`` (`prune_run_checkpoints`). A kill at any instant
     leaves the previous checkpoint complete and ``OUT/checkpoint`` pointing at a complete one
     (the link names a checkpoint only once it is complete). Returns the new checkpoint's path."""
     out = Path(out)
@@ -106,8 +106,8 @@ def find_run_checkpoint(
     """The newest complete checkpoint of run directory ``out`` (``None`` if there is none) and
     a note for each newer one passed over as incomplete, corrupt or not a directory
     (``verify(path)`` raised a ``ValueError``; default:
-    :func:`~training.trainer.weights.verify_checkpoint` of a training checkpoint, its schema,
-    hashes and trainer state). Reads only: nothing in ``out`` changes (:func:`tidy_run` then
+    `verify_checkpoint` of a training checkpoint, its schema,
+    hashes and trainer state). Reads only: nothing in ``out`` changes (`tidy_run` then
     clears what killed saves left)."""
     if verify is None:
         from .weights import verify_checkpoint  # torch and safetensors, only for this default
@@ -144,7 +144,7 @@ def tidy_run(out: str | os.PathLike, path: Path | None) -> None:
 def latest_run_checkpoint(
     out: str | os.PathLike, verify: Callable[[Path], Any] | None = None
 ) -> tuple[Path | None, list[str]]:
-    """:func:`find_run_checkpoint`, then :func:`tidy_run`: what killed saves left is cleared and
+    """`find_run_checkpoint`, then `tidy_run`: what killed saves left is cleared and
     ``OUT/checkpoint`` points at the checkpoint found."""
     path, notes = find_run_checkpoint(out, verify)
     tidy_run(out, path)

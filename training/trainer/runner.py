@@ -1,11 +1,11 @@
 """A training run: its directory, its logs, its checkpoints and its evaluations around the updates.
 
-:func:`run` trains a whole run into ``config.out_dir`` (OUT, laid out as
-:mod:`training.trainer.run_layout` says): a fresh run or a resumed one (:func:`open_run`),
-one :meth:`~training.trainer.train.Trainer.train_update` after another, a row of metrics per
-update (:mod:`training.trainer.logs`), a checkpoint every ``checkpoint_every`` updates
-(:func:`save_run_checkpoint`), evaluations against the baselines
-(:mod:`training.trainer.evaluation`), and the final policy in ``OUT/policy``.
+[`run`][training.trainer.runner.run] trains a whole run into ``config.out_dir`` (OUT, laid out as
+`training.trainer.run_layout` says): a fresh run or a resumed one (`open_run`),
+one `train_update` after another, a row of metrics per
+update (`training.trainer.logs`), a checkpoint every ``checkpoint_every`` updates
+(`save_run_checkpoint`), evaluations against the baselines
+(`training.trainer.evaluation`), and the final policy in ``OUT/policy``.
 """
 
 from __future__ import annotations
@@ -49,31 +49,31 @@ def run(
 ) -> Trainer:
     """Train to ``config.total_steps``, logging and checkpointing into ``config.out_dir`` (OUT).
 
-    OUT is locked first (:func:`lock_run`): a second trainer into it is refused
-    (:class:`~training.trainer.lock.RunInUse`, naming the process that holds it). A new run
+    OUT is locked first (`lock_run`): a second trainer into it is refused
+    (`RunInUse`, naming the process that holds it). A new run
     (``resume`` false) refuses an OUT that already holds a run's files (``ValueError``:
     continue it with ``resume``, or choose another OUT), unless ``fresh``: then the old run is
     deleted. With ``resume``, the run continues from OUT's newest complete checkpoint with its
-    own config (:func:`open_run`), or starts again from its ``config.json`` if it has none;
+    own config (`open_run`), or starts again from its ``config.json`` if it has none;
     ``resume_steps`` extends its budget and ``resume_changes`` are the values asked for
-    (:func:`resume_config`: only :data:`~training.trainer.config.RESUMABLE` fields may differ
+    (`resume_config`: only `RESUMABLE` fields may differ
     from the checkpoint's; a checkpoint path among the saved players must be among them). A
     write that fails (a full disk) stops the run with
-    :class:`~training.trainer.failures.WriteFailed`, weights gone NaN or infinite with
-    :class:`~training.trainer.failures.Diverged`, each naming the last complete checkpoint.
+    `WriteFailed`, weights gone NaN or infinite with
+    `Diverged`, each naming the last complete checkpoint.
     Checkpoints go to ``OUT/checkpoints`` every
     ``checkpoint_every`` updates and at the end, ``OUT/checkpoint`` links to the newest
-    (:func:`save_run_checkpoint`), the final policy to ``OUT/policy``. After a resume the logs
+    (`save_run_checkpoint`), the final policy to ``OUT/policy``. After a resume the logs
     (``metrics.csv``, TensorBoard) hold each update once: they are cut back to what they held
     when the checkpoint was written. ``shard``: this rank of a distributed run
-    (:mod:`training.trainer.distributed`); only rank 0 writes (logs, checkpoints, evaluations).
+    (`training.trainer.distributed`); only rank 0 writes (logs, checkpoints, evaluations).
 
     A checkpoint is also written every ``checkpoint_minutes`` of wall time
-    (:class:`~training.trainer.clock.RunClock`). ``pause``: once it is
-    :attr:`~training.trainer.pause.Pause.requested` (a signal), the run stops after the current
-    update, writes its checkpoint and raises :class:`~training.trainer.pause.Paused` (the
+    (`RunClock`). ``pause``: once it is
+    `requested` (a signal), the run stops after the current
+    update, writes its checkpoint and raises `Paused` (the
     ranks of a distributed run agree on the update first). ``budget``: a wall-clock budget
-    (:class:`~training.trainer.clock.Budget`): the run stops when no further update fits and
+    (`Budget`): the run stops when no further update fits and
     ends as a finished run does (checkpoint, policy, evaluation); with ``budget.size_run`` its
     ``total_steps`` is chosen after its first update. With ``progress``, the expected duration
     of the run, measured on its first updates, is printed once."""
@@ -93,7 +93,7 @@ def _run_locked(
     config: TrainConfig, resume: bool, progress: bool, resume_steps: int | None,
     resume_changes: Mapping[str, Any] | None, shard: Shard, pause: Pause | None, budget: Budget | None, fresh: bool,
 ) -> Trainer:
-    """:func:`run`'s work, OUT locked."""
+    """[`run`][training.trainer.runner.run]'s work, OUT locked."""
     out = Path(config.out_dir)
     trainer, saved_update = open_run(config, resume, resume_steps, resume_changes, shard, fresh)
     clock = RunClock(trainer.config.checkpoint_minutes, budget)
@@ -182,15 +182,15 @@ def open_run(
     fresh: bool = False,
 ) -> tuple[Trainer, int | None]:
     """The trainer of a run in ``config.out_dir`` and the update of its latest checkpoint
-    (``None`` for a run that starts); see :func:`run` for what is refused.
+    (``None`` for a run that starts); see [`run`][training.trainer.runner.run] for what is refused.
 
     Everything is read and checked before anything in OUT changes, so a refused resume leaves
-    the run exactly as it was: the run's own files (:func:`check_run_directory`), the newest
-    complete checkpoint (:func:`find_run_checkpoint`; newer incomplete ones are passed over with
-    a note on stderr), the trainer built from it (:func:`~training.trainer.resume.resume_trainer`).
+    the run exactly as it was: the run's own files (`check_run_directory`), the newest
+    complete checkpoint (`find_run_checkpoint`; newer incomplete ones are passed over with
+    a note on stderr), the trainer built from it (`resume_trainer`).
     Only then are what killed saves left cleared, the logs cut back to that checkpoint and the
     older checkpoints pruned. A resumed run without any checkpoint (stopped before its first)
-    starts again from its ``config.json`` (:func:`~training.trainer.resume.restart_config`),
+    starts again from its ``config.json`` (`restart_config`),
     saying so on stderr; one whose checkpoints are all damaged is refused (never started over).
     ``fresh``: a run already in OUT is deleted once the new trainer is built: only what the run's own records
     show it wrote (`clear_run`); a folder that is not a pisti run is refused (``ValueError``). In a distributed run (``shard``) rank 0 alone checks OUT, chooses and
@@ -254,9 +254,9 @@ def open_run(
 
 
 def lock_run(out: Path, resume: bool, shard: Shard) -> RunLock | None:
-    """Rank 0's lock on OUT (:class:`~training.trainer.lock.RunLock`), taken before anything
+    """Rank 0's lock on OUT (`RunLock`), taken before anything
     in OUT changes; OUT is made for a new run. ``None`` on the other ranks, and for a resume of
-    an OUT that does not exist (:func:`open_run` refuses it)."""
+    an OUT that does not exist (`open_run` refuses it)."""
     if not shard.main:
         return None
     if not resume:
@@ -268,7 +268,7 @@ def lock_run(out: Path, resume: bool, shard: Shard) -> RunLock | None:
 
 def save_run_checkpoint(trainer: Trainer, out: str | os.PathLike, logs: "RunLogs | None" = None) -> Path:
     """Save the run's checkpoint after its current update into ``OUT/checkpoints`` and point
-    ``OUT/checkpoint`` at it (:func:`~training.trainer.run_layout.publish_run_checkpoint`; the
+    ``OUT/checkpoint`` at it (`publish_run_checkpoint`; the
     config's ``keep_checkpoints`` newest are kept), recording the logs' sizes (flushed first)
     so that a resume cuts them back to this instant."""
     weights, metadata, state = trainer.checkpoint_contents(LATEST)

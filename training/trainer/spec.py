@@ -1,7 +1,6 @@
-"""The policy network's description, :class:`NetworkSpec`: it lives in
-:mod:`pisti_env.policies.spec` (playing a policy needs it, without the trainer); this module
-re-exports it for code that imports it from here. :meth:`TrainConfig.network_spec
-<training.trainer.config.TrainConfig.network_spec>` builds a run's spec.
+"""The policy network's description, `NetworkSpec`: it lives in
+`pisti_env.policies.spec` (playing a policy needs it, without the trainer); this module
+re-exports it for code that imports it from here. [`TrainConfig.network_spec`][training.trainer.config.TrainConfig.network_spec] builds a run's spec.
 """
 
 from pisti_env.policies.spec import (

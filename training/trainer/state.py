@@ -1,18 +1,18 @@
 """The trainer state a training checkpoint holds, declared once.
 
-:func:`collect_state` is the one description of it: ``trainer.safetensors`` holds
+`collect_state` is the one description of it: ``trainer.safetensors`` holds
 
 * ``optimizer.{i}.{step,exp_avg,exp_avg_sq}``: Adam's moments per trainable parameter;
-* ``engine.{field}``: the batched engine's :class:`~pisti_env.batched.BatchState`;
+* ``engine.{field}``: the batched engine's [`BatchState`][pisti_env.batched.state.BatchState];
 * ``collector.controller``, ``collector.episode_return`` and the seat controller's tensors;
 * ``generator`` and ``torch_rng``: the sampling generator and torch's global generator;
 * ``pool.{i}.*``: the weights of each snapshot in the opponent pool; ``magnet.*``: the magnet;
-* each extension's tensors (:meth:`~training.trainer.extension.TrainerExtension.state`);
+* each extension's tensors (`state`);
 
 and the metadata's ``trainer`` entry the plain values: the optimizer's parameter group, the
 pool's entries (name, margin, games, snapshot) and each extension's plain state. A resume
-checks a checkpoint against :func:`state_layout` (what a fresh trainer of the same config
-would write, derived from :func:`collect_state`) before reading it, then :func:`restore_state`
+checks a checkpoint against `state_layout` (what a fresh trainer of the same config
+would write, derived from `collect_state`) before reading it, then `restore_state`
 puts it back.
 """
 
@@ -106,13 +106,13 @@ def state_layout(
 def check_state_values(
     trainer: "Trainer", tensors: Mapping[str, torch.Tensor], update: int, pool_entries: int, path: Any,
 ) -> None:
-    """The values of trainer-state ``tensors`` whose layout is checked (:func:`state_layout`),
+    """The values of trainer-state ``tensors`` whose layout is checked (`state_layout`),
     checked before any is put back: the random generators' states are states their generators
     take; every engine field within its range (card locations, seats, counters; ``slot`` the
     game numbers ``0..B-1``; each deck a deck of this game); the collector's controllers
     existing pool entries; Adam's step counts at most the optimizer steps ``update`` updates
-    make, its second moments non-negative. (Every float tensor is finite: :func:`load_tensors`.)
-    Raises :class:`CheckpointError` naming the file (``path``: its metadata file) and tensor."""
+    make, its second moments non-negative. (Every float tensor is finite: `load_tensors`.)
+    Raises [`CheckpointError`][pisti_env.policies.metadata.CheckpointError] naming the file (``path``: its metadata file) and tensor."""
     file = Path(path).parent / "trainer.safetensors"
 
     def fail(key: str, problem: str) -> CheckpointError:
@@ -165,7 +165,7 @@ def checked_param_groups(trainer: "Trainer", saved: Sequence[Mapping[str, Any]],
     """The optimizer's parameter group to load: the fresh optimizer's own (its switches, as this
     torch sets them) with the saved numbers, each checked: ``lr`` within 0 and the config's
     ``learning_rate`` (the schedule only anneals it), ``eps`` positive, ``betas`` two numbers in
-    [0, 1), ``weight_decay`` non-negative. Raises :class:`CheckpointError` naming the field."""
+    [0, 1), ``weight_decay`` non-negative. Raises [`CheckpointError`][pisti_env.policies.metadata.CheckpointError] naming the field."""
     group = dict(trainer.optimizer.state_dict()["param_groups"][0])
     field = "trainer.optimizer_param_groups[0]"
     rate = trainer.config.learning_rate
@@ -188,8 +188,8 @@ def checked_param_groups(trainer: "Trainer", saved: Sequence[Mapping[str, Any]],
 
 def restore_state(trainer: "Trainer", tensors: Mapping[str, torch.Tensor], extra: Mapping[str, Any], path: Any) -> None:
     """Put checked trainer-state ``tensors`` and plain values ``extra`` (of the metadata file
-    ``path``) back into ``trainer`` (checked: :func:`check_state_values`, done by the caller,
-    and :func:`checked_param_groups`)."""
+    ``path``) back into ``trainer`` (checked: `check_state_values`, done by the caller,
+    and `checked_param_groups`)."""
     groups = checked_param_groups(trainer, extra["optimizer_param_groups"], path)
     optimizer_state: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in tensors.items():

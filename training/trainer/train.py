@@ -1,14 +1,14 @@
 """Self-play PPO on the batched engine, top to bottom (CleanRL's ``ppo.py`` is the model).
 
-One update (:meth:`Trainer.train_update`): collect a rollout (:mod:`training.trainer.rollout`),
+One update (`Trainer.train_update`): collect a rollout (`training.trainer.rollout`),
 credit every decision with its own seat's rewards and run GAE along each seat's decisions
-(:mod:`training.trainer.ppo`), then a few epochs of clipped-PPO minibatch steps on the
+(`training.trainer.ppo`), then a few epochs of clipped-PPO minibatch steps on the
 learner's decisions. Snapshots of the policy join the opponent pool every ``snapshot_every``
-updates. Research plugs in through the hooks of :mod:`training.trainer.extension`.
+updates. Research plugs in through the hooks of `training.trainer.extension`.
 
-Elsewhere: the trainer state a checkpoint holds (:mod:`.state`), resuming (:mod:`.resume`),
-warm starts (:mod:`.warm_start`), the run with its directory, logs and evaluations
-(:mod:`.runner`), the command line (:mod:`.cli`).
+Elsewhere: the trainer state a checkpoint holds (`.state`), resuming (`.resume`),
+warm starts (`.warm_start`), the run with its directory, logs and evaluations
+(`.runner`), the command line (`.cli`).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from .weights import save_checkpoint
 class Trainer:
     """Holds the run: engine, network, optimizer, opponent pool, collector and counters.
 
-    ``shard``: this process's part of a distributed run (:mod:`training.trainer.distributed`:
+    ``shard``: this process's part of a distributed run (`training.trainer.distributed`:
     its games, its seed stream, the all-reduce of the gradients); default the whole run.
-    ``from_checkpoint``: the weights will be loaded from a run's checkpoint (:meth:`resume`),
+    ``from_checkpoint``: the weights will be loaded from a run's checkpoint (`resume`),
     so ``config.init_from`` is not read.
     """
 
@@ -215,9 +215,9 @@ class Trainer:
         """Write a checkpoint: the policy and value networks and everything needed to resume,
         or (``with_trainer_state`` false) the shipped policy alone, all that playing needs.
         ``play``: how the saved policy plays when loaded (metadata ``play``, one of
-        :data:`~training.trainer.metadata.PLAY_MODES`); default
-        :func:`~training.trainer.metadata.play_mode` of the game.
-        The directory is complete before it appears (:func:`~training.trainer.weights.save_checkpoint`)."""
+        `PLAY_MODES`); default
+        `play_mode` of the game.
+        The directory is complete before it appears (`save_checkpoint`)."""
         weights, metadata, trainer_state = self.checkpoint_contents(Path(directory).name, with_trainer_state)
         if play is not None:
             metadata["play"] = check_play(play)
@@ -228,7 +228,7 @@ class Trainer:
     ) -> tuple[dict[str, torch.Tensor], dict[str, Any], dict[str, torch.Tensor] | None]:
         """What a checkpoint named ``name`` holds: (weights, metadata, trainer state or ``None``).
         The network fields of the metadata are the spec of the policy saved
-        (:meth:`~training.trainer.spec.NetworkSpec.to_metadata`)."""
+        (`to_metadata`)."""
         from .state import collect_state
 
         policy = self.network.policy if with_trainer_state else self.shipped_policy()
@@ -260,7 +260,7 @@ class Trainer:
         shard: Shard | None = None,
     ) -> "Trainer":
         """A trainer in exactly the state a checkpoint saved, with the checkpoint's own config
-        (:func:`training.trainer.resume.resume_trainer`, which documents the arguments)."""
+        (`training.trainer.resume.resume_trainer`, which documents the arguments)."""
         from .resume import resume_trainer
 
         return resume_trainer(cls, directory, total_steps, changes, shard)

@@ -1,13 +1,13 @@
 """A warm start (``TrainConfig.init_from``): a run's networks start from a checkpoint's weights.
 
 The checkpoint's policy weights start the policy (read and checked by the one policy-weights
-reader, :func:`~training.trainer.weights.load_policy_weights`, as ``load_policy`` reads them);
+reader, `load_policy_weights`, as ``load_policy`` reads them);
 its value weights start the value network only where they have exactly this run's shape (a
 policy-only checkpoint has none: the value network then starts fresh). The checkpoint must be
 for the same game (every setting but the match context) and the same ``hidden_sizes``, else a
-:class:`~training.trainer.metadata.CheckpointError`. Extensions adapt the policy weights to
-their heads (:meth:`~training.trainer.extension.TrainerExtension.warm_start_weights`).
-Optimizer, pool and counters start fresh (resuming is :mod:`training.trainer.resume`).
+[`CheckpointError`][pisti_env.policies.metadata.CheckpointError]. Extensions adapt the policy weights to
+their heads (`warm_start_weights`).
+Optimizer, pool and counters start fresh (resuming is `training.trainer.resume`).
 """
 
 from __future__ import annotations

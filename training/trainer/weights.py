@@ -2,13 +2,13 @@
 
 A checkpoint is a directory: ``model.safetensors`` (the networks' weights; a policy
 checkpoint holds the policy's alone), ``trainer.safetensors`` (training checkpoints only:
-everything :mod:`training.trainer.state` declares) and ``metadata.json``
-(:mod:`pisti_env.policies.metadata`), with the SHA-256 of each tensor file. Nothing is ever
-unpickled. :func:`save_checkpoint` writes the directory whole (:mod:`training.trainer.atomic`);
-:func:`verify_checkpoint` checks a complete one. The readers live in
-:mod:`pisti_env.policies.weights` (the policy loader needs them without the trainer) and are
-re-exported here: :func:`load_tensors` checks a file's hash, then its tensors' names, shapes
-and dtypes from the header, before anything is allocated; :func:`load_policy_weights` is the
+everything `training.trainer.state` declares) and ``metadata.json``
+(`pisti_env.policies.metadata`), with the SHA-256 of each tensor file. Nothing is ever
+unpickled. `save_checkpoint` writes the directory whole (`training.trainer.atomic`);
+`verify_checkpoint` checks a complete one. The readers live in
+`pisti_env.policies.weights` (the policy loader needs them without the trainer) and are
+re-exported here: `load_tensors` checks a file's hash, then its tensors' names, shapes
+and dtypes from the header, before anything is allocated; `load_policy_weights` is the
 one reader of policy weights (``load_policy``, warm starts).
 """
 
@@ -53,7 +53,7 @@ def save_checkpoint(
 
     The files are written and flushed in a fresh temporary directory beside ``directory``,
     which is then renamed to ``directory`` (a symbolic link there is replaced in one rename, an
-    existing directory exchanged with it in one step where the system can, see :func:`~training.trainer.atomic.publish_directory`). ``metadata`` must hold
+    existing directory exchanged with it in one step where the system can, see `publish_directory`). ``metadata`` must hold
     ``settings`` (the game settings), ``observation_size``, ``card_features`` and
     ``hidden_sizes``; the format fields and file hashes are added here.
     """
@@ -105,7 +105,7 @@ def _write_checkpoint(directory: Path, files: dict[str, dict[str, torch.Tensor]]
 
 def verify_checkpoint(directory: str | os.PathLike, trainer_state: bool = False) -> dict[str, Any]:
     """The checked metadata of a complete checkpoint: the schema, and every tensor file's hash
-    (``trainer_state``: it must hold one). Raises :class:`CheckpointError`."""
+    (``trainer_state``: it must hold one). Raises [`CheckpointError`][pisti_env.policies.metadata.CheckpointError]."""
     metadata = read_metadata(directory)
     if trainer_state and TRAINER_FILE not in metadata["files"]:
         raise CheckpointError(f"{Path(directory) / METADATA_FILE}: field 'files': no {TRAINER_FILE} (a policy-only checkpoint)")
