@@ -43,6 +43,15 @@ from pisti_env.util.regular_files import file_kind  # noqa: F401 - re-exported: 
 SETTINGS_FLAGS = {"num_players": ("--players",), "ten_diamonds_pisti_bonus": ("--ten-diamonds-bonus",)}
 
 _ENTRY = re.compile(r"^(\s+)([a-z_][a-z0-9_]*):\s+(.*)$")
+# A docstring's Markdown cross-reference ``[`shown`][target]`` (or an inline link ``[shown](url)``):
+# the docs site renders it as a link, a terminal shows only what it shows.
+_MARKDOWN_LINK = re.compile(r"\[([^\[\]]+)\](?:\[[^\[\]]*\]|\([^()\s]*\))")
+
+
+def terminal_text(doc: str) -> str:
+    """``doc`` (docstring text) as a terminal shows it: a Markdown link keeps its text alone."""
+    return _MARKDOWN_LINK.sub(r"\1", doc)
+
 
 
 def field_docs(cls: type) -> dict[str, tuple[str, str]]:
@@ -56,9 +65,9 @@ def field_docs(cls: type) -> dict[str, tuple[str, str]]:
         depth = len(line) - len(line.lstrip())
         if match and match.group(2) in names and (indent is None or depth == indent):
             indent, current = depth, match.group(2)
-            docs[current] = (section, match.group(3).strip())
+            docs[current] = (section, terminal_text(match.group(3).strip()))
         elif line.strip() and indent is not None and depth > indent and current:
-            docs[current] = (docs[current][0], docs[current][1] + " " + line.strip())
+            docs[current] = (docs[current][0], docs[current][1] + " " + terminal_text(line.strip()))
         elif line.strip() and (indent is None or depth < indent):
             section, current = line.strip().rstrip(":"), None
         else:
@@ -174,7 +183,11 @@ def add_settings_arguments(
 
 class ArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose errors are one line, ``PROG: error: MESSAGE``, on
-    stderr with exit status 2 (argparse's own prints the usage first, many lines for our CLIs)."""
+    stderr with exit status 2 (argparse's own prints the usage first, many lines for our CLIs);
+    its help shows a docstring's Markdown links as their text (see `terminal_text`)."""
+
+    def format_help(self) -> str:
+        return terminal_text(super().format_help())
 
     def error(self, message: str) -> typing.NoReturn:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")

@@ -114,3 +114,17 @@ def test_the_checker_finds_synonyms_and_double_spellings():
     assert any("--no-progress where the grammar says --quiet" in e for e in errors)
     assert any("--steps and --total-steps" in e for e in errors)
     assert any("--out means something else" in e for e in errors)
+
+
+@pytest.mark.parametrize("command", sorted(scripts()))
+def test_help_shows_docstring_links_as_text(command):
+    """The descriptions come from docstrings, whose cross-references are Markdown links for the
+    docs site (``[`Settings`][pisti_env.rules.Settings]``): ``--help`` shows their text alone."""
+    module = importlib.import_module(scripts()[command].split(":")[0])
+    text = module.build_parser().format_help()
+    assert "][" not in text and "](" not in text, text
+
+
+def test_terminal_text_keeps_a_links_text():
+    assert flags.terminal_text("see [`Settings`][pisti_env.rules.Settings] and [RULES](RULES.md) [R3]") == \
+        "see `Settings` and RULES [R3]"
