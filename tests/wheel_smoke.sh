@@ -26,7 +26,8 @@ for policy in ("pisti-2p", "pisti-4p", "pisti-bluff"):
         path = f"pisti_env/policies/{policy}/{part}"
         assert path in names, f"{path} is not in the wheel"
 assert any(n.startswith("training/benchmark/") for n in names), "training.benchmark is not in the wheel"
-print("wheel holds the shipped policies and training.benchmark")
+assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "the LICENSE is not in the wheel"
+print("wheel holds the shipped policies, training.benchmark and the LICENSE")
 EOF
 
 python -m venv "$work/venv"
