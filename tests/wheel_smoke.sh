@@ -7,7 +7,8 @@
 # CI runs it after the test suite; by hand: bash tests/wheel_smoke.sh [WORKDIR]
 #
 # TORCH_SPEC (default torch==2.13.0, as CI) is installed into the venv first, so that the wheel's
-# bare `torch` requirement does not pull another build.
+# bare `torch` requirement does not pull another build. WHEEL_SMOKE_VENV names a fresh venv made
+# beforehand, holding only TORCH_SPEC and pytest (CI makes it in the background while other steps run).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="${1:-$(mktemp -d)}"
@@ -30,16 +31,19 @@ assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "the LICEN
 print("wheel holds the shipped policies, training.benchmark and the LICENSE")
 EOF
 
-python -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet "$torch_spec"
-"$work/venv/bin/pip" install --quiet "$wheel"
+venv="${WHEEL_SMOKE_VENV:-$work/venv}"
+if [ ! -x "$venv/bin/python" ]; then
+  python -m venv "$venv"
+  "$venv/bin/pip" install --quiet "$torch_spec" pytest
+fi
+"$venv/bin/pip" install --quiet "$wheel"
 
 mkdir -p "$work/elsewhere"
 cd "$work/elsewhere"  # no checkout, no checkpoints/ here
-bin="$work/venv/bin"
+bin="$venv/bin"
 "$bin/python" -c "
 import pisti_env, os
-assert os.path.realpath(pisti_env.__file__).startswith(os.path.realpath('$work/venv')), pisti_env.__file__
+assert os.path.realpath(pisti_env.__file__).startswith(os.path.realpath('$venv')), pisti_env.__file__
 from pisti_env.agents import make_player
 print('make_player(pisti-2p):', make_player('pisti-2p'))
 "
@@ -56,7 +60,6 @@ while not game.done:
 assert 'torch' in sys.modules and not any(m == 'training' or m.startswith('training.') for m in sys.modules if sys.modules[m] is not None)
 print('pisti-2p played a hand with training blocked:', game.hand_scores())
 "
-"$bin/pip" install --quiet pytest
 "$bin/python" -m pytest -p no:cacheprovider -q "$repo/tests/env/test_library_checkers.py"
 "$bin/pisti-eval" pisti-2p greedy --deals 100 --matches 0 --no-plots --quiet --workers 1 --threads 1 --out eval
 "$bin/pisti-benchmark" pisti-2p --task pisti-2p --deals 200 --quiet --out bench

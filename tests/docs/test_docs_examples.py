@@ -445,8 +445,18 @@ def is_long_page(page: Path) -> bool:
         for argv in commands_of(b.code))
 
 
-PAGE_CASES = [pytest.param(p, False, id=str(p.relative_to(ROOT))) for p in RUN_PAGES]
-PAGE_CASES += [pytest.param(p, True, id=f"{p.relative_to(ROOT)}[long]", marks=pytest.mark.long)
+def needs_library(page: Path) -> bool:
+    """A page with a ``requires`` marker, of the page or of a block: CI runs it again where the
+    libraries are installed (``-m needs_library``); the others ran in the README's command."""
+    return bool(REQUIRES.search(page.read_text(encoding="utf-8")))
+
+
+def page_marks(page: Path, *marks: pytest.MarkDecorator) -> list[pytest.MarkDecorator]:
+    return [*marks, *([pytest.mark.needs_library] if needs_library(page) else [])]
+
+
+PAGE_CASES = [pytest.param(p, False, id=str(p.relative_to(ROOT)), marks=page_marks(p)) for p in RUN_PAGES]
+PAGE_CASES += [pytest.param(p, True, id=f"{p.relative_to(ROOT)}[long]", marks=page_marks(p, pytest.mark.long))
                for p in RUN_PAGES if is_long_page(p)]
 
 
