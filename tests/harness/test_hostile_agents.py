@@ -208,6 +208,12 @@ def test_a_factory_module_in_the_current_directory_needs_no_pythonpath(tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads((work / "out" / "benchmark.json").read_text())
     assert report["agent"] == "my_agents:make" and report["tasks"][0]["opponents"]
+    # a package beside you: its folder, mypkg/, is a path that exists, yet no checkpoint
+    (work / "mypkg").mkdir()
+    (work / "mypkg" / "__init__.py").write_text("from my_agents import make\n")
+    result = run_from(work, "mypkg:make", "--task", "pisti-2p", "--deals", "1", "--trust-code", "--quiet", "--out", "pkg")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((work / "pkg" / "benchmark.json").read_text())["tasks"][0]["agent_kind"] == "factory"
 
 
 def test_a_missing_factory_module_is_one_line_naming_the_folder_searched(tmp_path):

@@ -76,6 +76,8 @@ def agent_kind(spec: str) -> str:
     location = checkpoint_location(spec)
     if location is not None:
         path = location[0]
+        if FACTORY.match(spec) and os.path.isfile(os.path.join(path, "__init__.py")):
+            return "factory"  # `mypkg:make` run beside the package mypkg/: its folder is no checkpoint
         if os.path.isfile(path) and path.endswith(".zip"):
             return "sb3"
         if os.path.isdir(path) and os.path.isfile(os.path.join(path, "rllib_checkpoint.json")):
