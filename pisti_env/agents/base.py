@@ -30,26 +30,55 @@ if TYPE_CHECKING:  # torch is only needed by the batched forms, and imported the
 
 @runtime_checkable
 class Player(Protocol):
-    """What the harness, the AEC loop and search need from any player."""
+    """What the harness, the AEC loop, search and `pisti-benchmark` need from any player: a
+    `name`, `reset(seed)` before each game and `act(view)` for each decision. It is a protocol:
+    any object with these three is a player, no base class needed
+    (`pisti_env.agents.Agent` is only the scripted players' base).
+
+    Attributes:
+        name: what the player calls itself (reports name a player by the spec it was given).
+    """
 
     name: str
 
     def act(self, view: SeatView) -> int:
-        """The action to take (one of ``view.legal_actions``)."""
+        """The action to take, one of `view.legal_actions`: a card id (R2) played face up, or
+        with the bluff variant (R29) `52 + card id` face down, `104` believe, `105` challenge.
+
+        Args:
+            view: what the seat to move may know ([`SeatView`][pisti_env.views.view.SeatView]),
+                built for this decision.
+        """
         ...
 
     def reset(self, seed: int | None = None) -> None:
-        """Prepare for a new hand; reseed the player's randomness when ``seed`` is given."""
+        """Prepare for a new game; reseed the player's randomness when ``seed`` is given."""
         ...
 
 
 @runtime_checkable
 class BatchedPlayer(Player, Protocol):
-    """A player that also chooses for a batch of games at once (the batched engine's tensors)."""
+    """A player that also chooses for a batch of games at once, on the batched engine's
+    tensors: the harness and `pisti-benchmark` play a player with `act_batch` on the batched
+    engine (its single hands; matches and search still call `act`), so both forms should
+    choose alike."""
 
     def act_batch(self, observation: "torch.Tensor", mask: "torch.Tensor", generator: "torch.Generator") -> "torch.Tensor":
-        """One legal action per row: ``observation`` (B, obs) float, ``mask`` (B, actions) bool;
-        ``generator`` draws the random choices (tie-breaks, sampling)."""
+        """One legal action per row.
+
+        Args:
+            observation: float32, `(B, observation size)`: per game, the seat to move's
+                observation vector (the layout of
+                [`ObservationLayout`][pisti_env.views.observation.ObservationLayout], the one
+                `pisti_v0` gives).
+            mask: bool, `(B, actions)`: per game, the legal actions (52, or 106 with the bluff
+                variant, R29).
+            generator: the `torch.Generator` to draw any random choice from (tie-breaks,
+                sampling), so a seeded evaluation replays alike.
+
+        Returns:
+            An integer tensor of shape `(B,)`, a legal action id per row, on `mask`'s device.
+        """
         ...
 
 

@@ -46,7 +46,8 @@ def load_policy(
         device: where the network lives.
 
     Returns:
-        The player, its network in eval mode on ``device``.
+        The player, its network in eval mode on ``device``, named after the directory
+        (`pisti-2p` for `checkpoints/pisti-2p` or the shipped policy's folder in the package).
 
     Raises:
         CheckpointError: (from `pisti_env.policies.metadata`, a ``ValueError``) naming the file
@@ -65,4 +66,5 @@ def load_policy(
     network.load_state_dict(weights)  # the shapes were checked against the file's header
     if deterministic is not None:
         play = "argmax" if deterministic else "sample"
-    return CheckpointPlayer(network.to(device), metadata, play=play or metadata.get("play", "argmax"))
+    return CheckpointPlayer(network.to(device), metadata, play=play or metadata.get("play", "argmax"),
+                            name=os.path.basename(os.path.abspath(path)))

@@ -32,17 +32,21 @@ class CheckpointPlayer:
     Args:
         network: the policy network (put in eval mode).
         metadata: the checkpoint's metadata; ``settings`` (a dict) are the game it was trained
-            for, ``name`` its label.
+            for, ``name`` its label when ``name`` is not given.
         deterministic: ``True``: play ``"argmax"``, ``False``: ``"sample"`` (when ``play`` is
             not given).
         play: ``"argmax"`` the most likely legal action; ``"sample"`` a draw from the whole
             distribution; ``"sample_bluffs"`` the bluff variant's mixed decisions drawn (face
             up or face down, believe or challenge, R29, each kind with its total probability)
             and the most likely card of the drawn kind (``pisti_env.policies.network.sample_bluffs``).
+        name: the player's name; a loaded checkpoint is named after its directory
+            ([`load_policy`][pisti_env.policies.loader.load_policy]: `pisti-2p` for the shipped
+            policy, whatever name its metadata kept from where it was saved).
     """
 
     def __init__(
-        self, network: PolicyNetwork, metadata: Mapping[str, Any], deterministic: bool = True, play: str | None = None
+        self, network: PolicyNetwork, metadata: Mapping[str, Any], deterministic: bool = True, play: str | None = None,
+        name: str | None = None,
     ) -> None:
         if play is None:
             play = "argmax" if deterministic else "sample"
@@ -51,7 +55,7 @@ class CheckpointPlayer:
         self.metadata = dict(metadata)
         self.settings: dict[str, Any] = self.metadata.get("settings", {})
         self.generator = torch.Generator().manual_seed(0)
-        self.name = self.metadata.get("name", "policy")
+        self.name = str(name) if name is not None else self.metadata.get("name", "policy")
 
     @property
     def deterministic(self) -> bool:

@@ -31,6 +31,7 @@ import re
 import stat
 import sys
 import tempfile
+import traceback
 import types
 import typing
 from typing import Any, Callable, Iterable, Mapping
@@ -220,10 +221,22 @@ def one_line(message: Any) -> str:
     return "; ".join(printable(part).strip() for part in str(message).splitlines() if part.strip())
 
 
-def fail(prog: str, error: Any) -> int:
+def fail(prog: str, error: Any, debug: bool | None = None) -> int:
     """Print ``error`` as the one-line answer ``PROG: error: ...`` on stderr; returns 2, the
-    exit status of every CLI for bad input."""
-    print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
+    exit status of every CLI for bad input.
+
+    ``debug`` is for a program with a ``--debug`` flag (``pisti-benchmark``, ``pisti-eval``):
+    ``True`` prints the exception's whole traceback first, the exceptions it was raised from
+    included (a player's own frames: the harness raises its one-line errors from what the player
+    raised), each line through [`printable`][pisti_env.tools.flags.printable]; ``False`` ends the
+    line with a pointer to the flag when there is such a cause to show."""
+    text = one_line(error)
+    if debug and isinstance(error, BaseException):
+        for line in "".join(traceback.format_exception(error)).splitlines():
+            print(printable(line), file=sys.stderr)
+    elif debug is False and isinstance(error, BaseException) and error.__cause__ is not None:
+        text += " (--debug prints its traceback)"
+    print(f"{prog}: error: {text}", file=sys.stderr)
     return 2
 
 

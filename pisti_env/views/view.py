@@ -110,7 +110,33 @@ class ClaimQueries:
 
 
 class SeatView(ClaimQueries):
-    """Read-only view of a game limited to what ``seat`` may know (R30–R31).
+    """Read-only view of a game limited to what ``seat`` may know (R30–R31): what a player's
+    `act(view)` receives.
+
+    What it answers, by group (each a read-only attribute unless called with `()`):
+
+    * the seat and the table: `seat`, `side`, `side_of`, `num_players`, `num_sides`, `dealer`,
+      `current_seat`, `is_my_turn`, `done`, `settings`;
+    * its own cards and choices: `hand` (card ids), `legal_actions` (action ids; a card id is
+      `suit * 13 + rank`, R2), `may_claim`;
+    * the pile: `pile_top` (a card id or `None`), `pile_size`, `pile_hidden`, `pile_known`,
+      `pile_known_points`;
+    * what was shown: `history` (`(seat, card id)` in order), `played_ranks`, `stock_bottom`,
+      `stock_bottom_holder`;
+    * card counting: `unseen`, `unseen_rank_counts`, `unseen_points`, `public_rank_counts`,
+      `unseen_count_of(seat)`, `unseen_known_by(seat)`;
+    * the score: `captured_count`, `public_points`, `pisti_points`, `pistis`, `match_scores`,
+      `last_capturer`, `hand_sizes`, `stock_size`, `cards_left_in_hand`, `hands_completed`;
+    * the bluff variant (R29): `pending_claim`, `claim_card`, `lone_card_seat`, `claims`,
+      `bluff_counts`, `bluff_points`;
+    * for search and networks: `determinize(rng)`, a whole game consistent with what the seat
+      knows, and `observation()`, the environment's observation of the seat.
+
+    Attributes, not methods, because a view is one moment of one game: build a new one per
+    decision, and each answer is computed on first use and cached. A
+    [`Game`][pisti_env.game.Game] changes as it steps, so what it computes is a method to call
+    again after each step (`game.legal_actions()` where a view has `view.legal_actions`); the
+    view's methods are the answers that take an argument, draw at random or build a new array.
 
     Args:
         game: the engine state. The view keeps a reference and reads it lazily, so do not step
@@ -136,14 +162,17 @@ class SeatView(ClaimQueries):
     # ------------------------------------------------------------------ table and settings
     @property
     def settings(self) -> Settings:
+        """The game's settings (public, R30): players, partnerships, the variants."""
         return self._game.settings
 
     @property
     def num_players(self) -> int:
+        """Seats at the table."""
         return self._game.num_players
 
     @property
     def num_sides(self) -> int:
+        """Sides that score: the seats, or two with partnerships (R4)."""
         return self._game.num_sides
 
     @property
@@ -158,6 +187,7 @@ class SeatView(ClaimQueries):
 
     @property
     def dealer(self) -> int:
+        """The dealer's seat this hand (R5)."""
         return self._game.dealer
 
     @property
@@ -167,6 +197,7 @@ class SeatView(ClaimQueries):
 
     @property
     def is_my_turn(self) -> bool:
+        """Whether this seat is to move (and the game is not over)."""
         return not self._game.done and self._game.turn == self.seat
 
     @property
@@ -289,6 +320,7 @@ class SeatView(ClaimQueries):
 
     @property
     def stock_size(self) -> int:
+        """Cards left in the stock (R6, R18)."""
         return self._game.stock_size
 
     @property
@@ -298,6 +330,7 @@ class SeatView(ClaimQueries):
 
     @property
     def hands_completed(self) -> int:
+        """Hands finished so far in a match (R24)."""
         return self._game.hands_completed
 
     @property

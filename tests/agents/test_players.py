@@ -110,3 +110,43 @@ def test_R31_rollout_players_that_read_the_whole_world_refuse_a_real_games_view(
         player.act(SeatView(game, game.turn))
     world = SeatView(game, game.turn).determinize(5)
     assert player.act(WorldView(world, world.turn)) in world.legal_actions()
+
+
+# ------------------------------------------------------------------ the names the docs use
+def test_the_documented_player_names_import_from_pisti_env_itself():
+    """README and docs write `pisti_env.make_player("pisti-2p")` and `from pisti_env import SeatView`."""
+    import pisti_env.agents as agents
+
+    for name in ("make_player", "agent_names", "Player", "BatchedPlayer", "SeatView", "view_for_agent"):
+        assert getattr(pisti_env, name) is getattr(agents, name) and name in pisti_env.__all__, name
+    assert pisti_env.SHIPPED_POLICIES == ("pisti-2p", "pisti-4p", "pisti-bluff")
+
+
+@pytest.mark.parametrize("name", ["pisti-2p", "pisti-4p", "pisti-bluff"])
+def test_a_shipped_policy_is_named_after_itself(name):
+    """Its metadata still says "policy" (the folder it was saved in); the player takes the name
+    it is known by, loaded by name or by its path in a checkout."""
+    by_name = pisti_env.make_player(name)
+    by_path = pisti_env.make_player(str(ROOT / "checkpoints" / name) + "/")
+    assert by_name.name == by_path.name == name and by_name.metadata["name"] == "policy"
+    assert repr(by_name).startswith(f"CheckpointPlayer({name!r}")
+
+
+def test_a_checkpoint_object_keeps_the_name_it_is_given():
+    from pisti_env.policies.player import CheckpointPlayer
+
+    shipped = make_player("pisti-2p")
+    assert CheckpointPlayer(shipped.network, shipped.metadata).name == "policy"  # the metadata's, as before
+    assert CheckpointPlayer(shipped.network, shipped.metadata, name="learner").name == "learner"
+
+
+def test_the_seat_view_docstring_lists_every_public_member():
+    """SeatView's docstring is the API page's summary of what a player may read: a member added
+    without a line there fails here."""
+    import re
+
+    listed = set(re.findall(r"`([a-z_]+)(?:\(|`)", SeatView.__doc__.split("Attributes, not methods")[0]))
+    public = {name for name in dir(SeatView) if not name.startswith("_")}
+    assert public <= listed, sorted(public - listed)
+    game = pisti_env.new_game(seed=3)
+    assert SeatView(game, game.turn).legal_actions == game.legal_actions()  # the view's attribute, the game's method

@@ -23,6 +23,11 @@ its reader.
 - A block that cannot run here says so on the line before it: ``<!-- docs-test: skip (why) -->``
   (installing packages, a cluster, a GPU, a placeholder for the reader's own file); its
   commands are still parsed.
+- A block the page asks the reader to save as a file says so on the line before it:
+  ``<!-- docs-test: file my_agents.py -->``; the test writes it there, in the scratch directory,
+  for the commands after it (``pisti-benchmark my_agents:make``) and does not run it itself.
+- Every ``python`` block imports or defines every name it uses (``test_python_blocks_import_what_they_use``,
+  a static check, skipped blocks included): a reader may copy any one block on its own.
 - A page about an optional library names it once near the top:
   ``<!-- docs-test: requires ray.rllib -->``; its blocks run where the module imports (CI runs
   ``tests/docs`` again in each library's environment) and the page is skipped elsewhere. The
@@ -58,6 +63,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s*\((?P<why>[^)]+)\)\s*-->")
 REQUIRES = re.compile(r"<!--\s*docs-test:\s*requires\s+(?P<modules>[\w., ]+?)\s*-->")
+FILE = re.compile(r"<!--\s*docs-test:\s*file\s+(?P<name>[\w.-]+)\s*-->")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[^\n]*$")
 SHELL = ("bash", "sh", "shell", "console")
 
@@ -179,6 +185,7 @@ class Block:
     code: str
     skip: str | None
     requires: tuple[str, ...] = ()
+    file: str | None = None  # the file the reader saves the block as
 
     @property
     def id(self) -> str:
@@ -212,9 +219,9 @@ def blocks_of(path: Path) -> list[Block]:
             body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
             i += 1
         before = next((lines[j] for j in range(start - 1, -1, -1) if lines[j].strip()), "")
-        skip, requires = SKIP.search(before), REQUIRES.search(before)
+        skip, requires, file = SKIP.search(before), REQUIRES.search(before), FILE.search(before)
         found.append(Block(path, start + 1, lang, "\n".join(body) + "\n", skip.group("why") if skip else None,
-                           modules_of(requires) if requires else ()))
+                           modules_of(requires) if requires else (), file.group("name") if file else None))
         i += 1
     return found
 
@@ -472,7 +479,12 @@ def scratch(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     # what the commands start (torchrun ranks, pool workers) imports this checkout
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    return tmp_path
+    yield tmp_path
+    # a module a page saved and a command imported (my_agents.py) goes with its folder: the next
+    # page's file of that name is imported afresh
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
 
 
 def run_shell_block(block: Block, long: bool) -> list[str]:
@@ -513,7 +525,9 @@ def test_page_runs(page, long, scratch):
     for block in (b for b in ALL_BLOCKS if b.path == page):
         if block.requires and missing(block.requires):
             continue
-        if block.lang in SHELL:
+        if block.file:
+            (scratch / block.file).write_text(block.code, encoding="utf-8")
+        elif block.lang in SHELL:
             failures = run_shell_block(block, long)
             assert not failures, f"{block.id}:\n" + "\n".join(failures)
         elif block.lang == "python" and not block.skip:
@@ -572,12 +586,61 @@ def test_skip_markers_give_a_reason():
     for page in doc_files():
         for line in page.read_text(encoding="utf-8").split("\n"):
             if "docs-test:" in line:
-                assert SKIP.search(line) or REQUIRES.search(line), (
-                    f"{page}: a docs-test marker reads <!-- docs-test: skip (why) --> or "
-                    f"<!-- docs-test: requires MODULE -->: {line!r}")
+                assert SKIP.search(line) or REQUIRES.search(line) or FILE.search(line), (
+                    f"{page}: a docs-test marker reads <!-- docs-test: skip (why) -->, "
+                    f"<!-- docs-test: requires MODULE --> or <!-- docs-test: file NAME -->: {line!r}")
 
 
 def test_scratch_directory_is_clean_of_repo_state(scratch):
     # the blocks run away from the checkout: writing runs/ there must not touch the repository
     assert Path.cwd() != ROOT and not (Path.cwd() / "runs").exists()
     assert os.path.islink("checkpoints") or not (ROOT / "checkpoints").exists()
+
+
+# ------------------------------------------------------------------- what a block imports
+def unbound_names(code: str) -> list[str]:
+    """The names ``code`` reads that it neither imports, defines nor assigns, and that are not
+    builtins, sorted. Flow-insensitive (a name bound anywhere in the block counts as bound): it
+    finds the name a reader's copy of the block lacks, not every NameError."""
+    import ast
+    import builtins
+
+    tree = ast.parse(code)
+    bound, read = set(dir(builtins)), set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    return sorted(read - bound)
+
+
+PYTHON_BLOCKS = [b for b in ALL_BLOCKS if b.lang == "python"]
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[b.id for b in PYTHON_BLOCKS])
+def test_python_blocks_import_what_they_use(block):
+    try:
+        missing_names = unbound_names(block.code)
+    except SyntaxError as err:
+        pytest.fail(f"{block.id}: a python block is Python: {err}")
+    assert not missing_names, (f"{block.id} uses {missing_names} without importing or defining them: a reader "
+                               "copying this block alone gets a NameError; import them in the block")
+
+
+def test_the_import_check_finds_a_missing_import():
+    assert unbound_names("import pisti_env\nenv = pisti_env.env()\nplayer = make_player('greedy')\n") == ["make_player"]
+    assert unbound_names("from pisti_env import make_player as mp\nfor seat in range(2):\n    mp('greedy', seed=seat)\n") == []
+    assert unbound_names("def f(x, *rest, key=None):\n    return [y for y in rest if y != x] or key\n"
+                         "try:\n    f(1)\nexcept ValueError as err:\n    print(err)\n") == []
+    assert unbound_names("class A:\n    def act(self, view: SeatView) -> int:\n        return 0\n") == ["SeatView"]

@@ -55,6 +55,21 @@ class _WrongShapeBatched(_Base):
         return mask.nonzero()[:, 1]  # every legal action of every row: not one per row
 
 
+class _RaisesInBatch(_Base):
+    """A batched form (played on the batched engine) that raises at its first batch."""
+
+    def act_batch(self, observation: Any, mask: Any, generator: Any = None) -> Any:
+        raise RuntimeError("the batch went wrong")
+
+
+def fails_to_build() -> _Base:
+    raise LookupError("the factory went wrong")
+
+
+def raises_in_act_batch() -> _Base:
+    return _RaisesInBatch()
+
+
 def illegal() -> _Base:
     return _Illegal()
 

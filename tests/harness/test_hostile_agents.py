@@ -120,8 +120,111 @@ FAILURES = [
                          ids=[f"{a}{' workers' if '--workers' in f else ''}" for a, f, _, _ in FAILURES])
 def test_an_agent_that_raises_or_plays_illegally_is_one_line_naming_it(tmp_path, agent, flags, stdin, words):
     result, out = benchmark(tmp_path, agent, *flags, stdin=stdin)
-    assert_one_line(result, "pisti-benchmark", *words)
+    assert assert_one_line(result, "pisti-benchmark", *words).endswith("(--debug prints its traceback)")
     assert not out.exists()  # no report
+
+
+# (agent, flags, what the agent raised, its line in hostile_support.py)
+DEBUGGED = [
+    ("hostile_support:divides_by_zero", [], "ZeroDivisionError", "return 1 // 0"),
+    ("hostile_support:divides_by_zero", ["--workers", "2"], "ZeroDivisionError", "return 1 // 0"),  # from a worker
+    ("hostile_support:raises_in_act_batch", [], "RuntimeError", 'raise RuntimeError("the batch went wrong")'),
+    ("hostile_support:fails_to_build", [], "LookupError", 'raise LookupError("the factory went wrong")'),
+    ("hostile_support:interrupts_itself", [], "KeyboardInterrupt", "raise KeyboardInterrupt"),
+]
+
+
+@pytest.mark.parametrize("agent, flags, raised, line", DEBUGGED,
+                         ids=[f"{a.partition(':')[2]}{' workers' if f else ''}" for a, f, _, _ in DEBUGGED])
+def test_debug_prints_the_agents_traceback_then_the_one_line(tmp_path, agent, flags, raised, line):
+    """Whatever it raised and wherever (act, act_batch, its factory, a worker process), the
+    traceback reaches down to the agent's own line; the one-line error still ends the output."""
+    result, out = benchmark(tmp_path, agent, "--trust-code", "--debug", *flags)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and not out.exists(), result.stderr[-3000:]
+    # a worker's traceback comes back as the text of a RemoteTraceback, the first of the chain
+    assert lines[0] in ("Traceback (most recent call last):", "multiprocessing.pool.RemoteTraceback: "), lines[0]
+    assert "hostile_support.py" in result.stderr and line in result.stderr and raised in result.stderr
+    assert lines[-1].startswith(f"pisti-benchmark: error: agent {agent!r} ") and raised in lines[-1]
+    assert "--debug" not in lines[-1]
+
+
+def test_pisti_eval_debug_prints_the_players_traceback(tmp_path, monkeypatch, capsys):
+    """pisti-eval's players come from the registry: here greedy, made to raise."""
+    from pisti_env.agents.greedy import GreedyAgent
+    from training.harness.evaluate import main
+
+    def choose(self, view, legal):
+        raise LookupError("no such card")
+
+    monkeypatch.setattr(GreedyAgent, "choose", choose)
+    args = ["greedy", "random", "--deals", "2", "--matches", "0", "--engine", "python", "--workers", "1", "--quiet",
+            "--no-plots", "--out", str(tmp_path / "out")]
+    assert main(args) == 2
+    one_line = capsys.readouterr().err.strip()
+    assert one_line == "pisti-eval: error: player 'greedy' raised LookupError: no such card (--debug prints its traceback)"
+    assert main(args + ["--debug"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == "Traceback (most recent call last):" and 'raise LookupError("no such card")' in "\n".join(err)
+    assert err[-1] == "pisti-eval: error: player 'greedy' raised LookupError: no such card"
+    assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------- a factory beside the user
+# The console script's stand-in: a file in another folder, so that sys.path starts with that
+# folder and not with the current directory (as `python -m` or `python -c` would).
+CONSOLE_SCRIPT = """import os
+import sys
+
+from training.benchmark.cli import main
+
+if __name__ == "__main__":
+    assert os.getcwd() not in [os.path.abspath(entry or os.curdir) for entry in sys.path], sys.path
+    sys.exit(main())
+"""
+
+
+def run_from(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """pisti-benchmark run from ``folder``, with only the checkout on PYTHONPATH."""
+    script = folder.parent / "console" / "pisti_benchmark.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(CONSOLE_SCRIPT)
+    return subprocess.run([sys.executable, str(script), *args], cwd=folder, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_factory_module_in_the_current_directory_needs_no_pythonpath(tmp_path):
+    """`my_agents.py` in the folder the command runs from loads as `python -m` would load it,
+    with its own imports of its neighbours, in worker processes too (``--workers 2``)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "my_helpers.py").write_text("def first(legal):\n    return legal[0]\n")
+    (work / "my_agents.py").write_text(
+        "from my_helpers import first\n\n\nclass First:\n    name = 'first'\n\n"
+        "    def reset(self, seed=None):\n        pass\n\n    def act(self, view):\n        return first(view.legal_actions)\n\n\n"
+        "def make():\n    return First()\n")
+    result = run_from(work, "my_agents:make", "--task", "pisti-2p", "--deals", "2", "--workers", "2", "--trust-code",
+                      "--quiet", "--out", "out")
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads((work / "out" / "benchmark.json").read_text())
+    assert report["agent"] == "my_agents:make" and report["tasks"][0]["opponents"]
+    # a package beside you: its folder, mypkg/, is a path that exists, yet no checkpoint
+    (work / "mypkg").mkdir()
+    (work / "mypkg" / "__init__.py").write_text("from my_agents import make\n")
+    result = run_from(work, "mypkg:make", "--task", "pisti-2p", "--deals", "1", "--trust-code", "--quiet", "--out", "pkg")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((work / "pkg" / "benchmark.json").read_text())["tasks"][0]["agent_kind"] == "factory"
+
+
+def test_a_missing_factory_module_is_one_line_naming_the_folder_searched(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "uses_missing.py").write_text("import no_such_library_here\n\n\ndef make():\n    return None\n")
+    result = run_from(work, "no_such_agents:make", "--task", "pisti-2p", "--trust-code")
+    assert_one_line(result, "pisti-benchmark", "'no_such_agents:make'", "current directory", str(work))
+    # the module is there, an import inside it is not: named as the agent's failure, not as a missing module
+    result = run_from(work, "uses_missing:make", "--task", "pisti-2p", "--trust-code")
+    assert_one_line(result, "pisti-benchmark", "agent 'uses_missing:make' failed to load", "no_such_library_here")
 
 
 def test_pisti_eval_names_the_player_that_chose_an_illegal_action(tmp_path):

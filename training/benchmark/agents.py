@@ -13,8 +13,10 @@
   `RLModulePlayer`; needs the ``rllib`` extra (its own
   environment);
 * ``factory``: ``module:function`` (``mypkg.agents:make``), a function returning a
-  [`Player`][pisti_env.agents.base.Player]; it is called with ``settings=`` (the task's
-  [`Settings`][pisti_env.rules.Settings]) when it takes that argument, else with no argument.
+  :class:`~pisti_env.agents.Player`; it is called with ``settings=`` (the task's
+  :class:`~pisti_env.Settings`) when it takes that argument, else with no argument. The module
+  is imported as `python -m` and uvicorn import theirs: the current directory first on the
+  import path, so `my_agents.py` in the folder the command runs from needs no `PYTHONPATH`.
 
 A player with ``act_batch`` (checkpoints, exports, SB3 models, ``random``, ``greedy``,
 ``expert``) plays the task's deals on the batched engine; any other on the Python engine.
@@ -35,6 +37,8 @@ import importlib
 import inspect
 import os
 import re
+import sys
+from types import ModuleType
 
 from pisti_env import Settings
 from pisti_env.agents import Player, checkpoint_location, make_player
@@ -72,6 +76,8 @@ def agent_kind(spec: str) -> str:
     location = checkpoint_location(spec)
     if location is not None:
         path = location[0]
+        if FACTORY.match(spec) and os.path.isfile(os.path.join(path, "__init__.py")):
+            return "factory"  # `mypkg:make` run beside the package mypkg/: its folder is no checkpoint
         if os.path.isfile(path) and path.endswith(".zip"):
             return "sb3"
         if os.path.isdir(path) and os.path.isfile(os.path.join(path, "rllib_checkpoint.json")):
@@ -122,12 +128,34 @@ def load_agent(spec: str, settings: Settings, device: str = "cpu", seed: int | N
         raise AgentError(f"agent {spec!r} failed to load: {failure_text(error)}") from error
 
 
+def _import_here(module_name: str) -> ModuleType:
+    """Import ``module_name`` as `python -m` and uvicorn find an app: the current directory first
+    on the import path (put there once, and kept, so the module's own later imports of its
+    neighbours work too), then the rest of `sys.path`.
+
+    Raises [`AgentError`][training.benchmark.agents.AgentError] naming the directory when no
+    such module is found; an import failing inside the module is raised as it is (its traceback
+    points at the line)."""
+    here = os.getcwd()
+    if not any(os.path.abspath(entry or os.curdir) == here for entry in sys.path):  # "" is the current directory
+        sys.path.insert(0, here)
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        if err.name is None or not (module_name == err.name or module_name.startswith(err.name + ".")):
+            raise  # the module was found; something it imports was not
+        raise AgentError(f"cannot import module {module_name!r}: no {module_name.replace('.', '/')}.py (or package) "
+                         f"in the current directory {here!r} nor on the import path") from None
+
+
 def _factory_player(spec: str, settings: Settings) -> Player:
     module_name, _, function_name = spec.partition(":")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise AgentError(f"agent factory {spec!r}: cannot import module {module_name!r} ({err})") from None
+        module = _import_here(module_name)
+    except AgentError as err:
+        raise AgentError(f"agent factory {spec!r}: {err}") from None
+    except ImportError as err:  # the module imports something missing: its own failure, not a missing extra
+        raise AgentError(f"agent {spec!r} failed to load: {failure_text(err)}") from err
     factory = getattr(module, function_name, None)
     if not callable(factory):
         raise AgentError(f"agent factory {spec!r}: module {module_name!r} has no function {function_name!r}")

@@ -17,9 +17,11 @@ file (``.pt``, ``.onnx``), an SB3 ``MaskablePPO`` ``.zip``, an RLlib checkpoint 
 terminal and ``benchmark.json`` in ``--out`` (default ``runs/benchmark_<agent>``).
 
 An SB3 zip, an RLlib checkpoint and a factory run code of the file's or the module's choosing
-when loaded: they load only with ``--trust-code`` (docs/reliability.md). Ctrl-C ends the run
-with exit status 130; an agent that raises (``SystemExit`` and ``KeyboardInterrupt`` of its own
-included) or plays an illegal move is a one-line error naming it, exit status 2.
+when loaded: they load only with ``--trust-code`` (docs/reliability.md). A factory's module is
+imported from the current directory first, as ``python -m`` does: ``my_agents.py`` beside you
+needs no ``PYTHONPATH``. Ctrl-C ends the run with exit status 130; an agent that raises
+(``SystemExit`` and ``KeyboardInterrupt`` of its own included) or plays an illegal move is a
+one-line error naming it, exit status 2; ``--debug`` prints the agent's traceback before it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any, Sequence
 
 from pisti_env.tools.flags import ArgumentParser, check_path, fail, non_negative_int, positive_int, torch_device, writable_dir
 
+from .agents import AgentError
 from .tasks import DEAL_SETS, FULL, get_task, played_deal_set, task_names
 
 DEVICES = ("cpu", "cuda")
@@ -117,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trust-code", action="store_true",
                         help="allow an agent whose loading runs its own code: an SB3 .zip or RLlib checkpoint "
                              "(pickles) or a module:function factory; give it only for files and modules you trust")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an error, print its whole traceback before the one-line message: where in the "
+                             "agent's own code (act, act_batch, its factory) it raised")
     parser.add_argument("--threads", type=positive_int, default=1, help="torch threads (default 1)")
     parser.add_argument("--device", type=torch_device, default="cpu", help="cpu, cuda or cuda:N for batched tables")
     parser.add_argument("--exploit-budget", type=positive_int, default=None, metavar="STEPS",
@@ -138,33 +144,27 @@ class _CtrlC:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     ctrl_c = _CtrlC()
     try:
         previous, installed = signal.signal(signal.SIGINT, ctrl_c), True
     except ValueError:  # not the main thread: Python's own handling stays
         previous, installed = None, False
     try:
-        return _main(argv)
-    except KeyboardInterrupt:
+        return _main(args)
+    except KeyboardInterrupt as interrupt:
         if ctrl_c.seen or not installed:
             print("pisti-benchmark: interrupted", file=sys.stderr)
             return 130
-        return fail("pisti-benchmark", f"agent {_agent_of(argv)!r} raised KeyboardInterrupt (no Ctrl-C was pressed)")
+        error = AgentError(f"agent {args.agent!r} raised KeyboardInterrupt (no Ctrl-C was pressed)")
+        error.__cause__ = interrupt
+        return fail("pisti-benchmark", error, debug=args.debug)
     finally:
         if installed and previous is not None:  # None: a handler not set from Python, nothing to restore
             signal.signal(signal.SIGINT, previous)
 
 
-def _agent_of(argv: Sequence[str] | None) -> str:
-    """The AGENT argument of a command line (for an error message)."""
-    try:
-        return build_parser().parse_known_args(argv)[0].agent
-    except SystemExit:
-        return "?"
-
-
-def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+def _main(args: argparse.Namespace) -> int:
     out = args.out or os.path.join("runs", "benchmark_" + "".join(
         ch if ch.isalnum() or ch in "-_" else "-" for ch in os.path.basename(os.path.normpath(args.agent))))
     try:
@@ -183,7 +183,7 @@ def _main(argv: Sequence[str] | None) -> int:
                            exploit_budget=args.exploit_budget, exploit_dir=out, made_with=args.made_with, log=log,
                            trust_code=args.trust_code)
     except (ValueError, TypeError, ImportError, OSError, RuntimeError) as err:
-        return fail("pisti-benchmark", err)
+        return fail("pisti-benchmark", err, debug=args.debug)
     from training.harness.report import write_json
 
     print(format_benchmark(report))

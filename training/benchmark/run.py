@@ -121,7 +121,7 @@ def play_task(
         except PlayerError as error:  # the table's entry AGENT is the user's spec
             if error.player != AGENT:
                 raise
-            raise AgentError(f"agent {spec!r} {error.problem} (task {task.id}, against {opponent})") from None
+            raise AgentError(f"agent {spec!r} {error.problem} (task {task.id}, against {opponent})") from error
         table = report["tables"][0]
         pair = next(p for p in table["pairs"] if p["a"] == AGENT and p["b"] == opponent)
         entry: dict[str, Any] = {"opponent": opponent, "engine": table["engine"] if task.kind == SINGLE_HAND else "python",

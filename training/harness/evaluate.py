@@ -329,6 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "games.jsonl (default runs/eval_<players>)")
     parser.add_argument("--no-plots", action="store_true", help="write report.json only")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an error, print its whole traceback before the one-line message: where in a "
+                             "player's own code it raised")
     parser.add_argument("--save-games", type=non_negative_int, default=0, metavar="N",
                         help="write the first N deals (and matches) of each table as replays to <out>/games.jsonl "
                              "(pisti-replay reads them; default 0)")
@@ -363,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             **settings,
         )
     except (ValueError, TypeError, RuntimeError, OSError) as err:
-        return fail("pisti-eval", err)
+        return fail("pisti-eval", err, debug=args.debug)
     print(format_report(report))
     try:
         if args.no_plots:
