@@ -29,7 +29,7 @@ torch = pytest.importorskip("torch")
 
 from safetensors.torch import load_file  # noqa: E402
 
-from helpers import train_config  # noqa: E402
+from helpers import interruptible, train_config  # noqa: E402
 from training.trainer.clock import Budget, format_duration, parse_duration  # noqa: E402
 from training.trainer.runner import run  # noqa: E402
 
@@ -69,11 +69,11 @@ def reference(tmp_path_factory) -> dict[str, torch.Tensor]:
 def start(*argv: str) -> subprocess.Popen:
     """``pisti-train argv`` in a process group of its own (so that a test can kill it whole)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))))
-    return subprocess.Popen([sys.executable, "-m", "training.trainer", *argv], cwd=ROOT, env=env,
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-m", "training.trainer", *argv], cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
 
 
-def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
+def finish(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str]:
     """Wait for ``proc``'s end (its output); its process group is killed however this ends."""
     try:
         return proc.communicate(timeout=timeout)
@@ -85,7 +85,7 @@ def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
         proc.wait()
 
 
-def wait_for_handlers(proc: subprocess.Popen, timeout: float = 60) -> None:
+def wait_for_handlers(proc: subprocess.Popen, timeout: float = 120) -> None:
     """Until the process catches SIGTERM (/proc/PID/status SigCgt): the pause is in place.
     (Python catches SIGINT from its own start; SIGTERM only once pisti-train asks.)"""
     deadline = time.monotonic() + timeout
