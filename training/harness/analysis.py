@@ -104,7 +104,8 @@ def summarize_table(
     Returns a JSON-ready dict: ``entries`` (mean score per hand and per seat counted from the
     dealer, match wins) and ``pairs`` (for each pair: mean score difference per hand with its
     interval from the paired per-deal differences, hand win/draw/loss counts and win rate,
-    match win rate; the win rates with Wilson intervals, :func:`~training.harness.stats.rate_ci`).
+    match win rate; the win rates with Wilson intervals, :func:`~training.harness.stats.rate_ci`;
+    ``mirror``: every deal and match came out even between the seatings, by construction).
     """
     n = settings.num_players
     m = len(names)
@@ -158,6 +159,12 @@ def summarize_table(
                 "b_wins": int((beat < 0).sum()),
                 "mean_total_diff": float(md.mean()),
             }
+        # Every deal (and match) even between the seatings: the two played each one alike from
+        # either seat (a deterministic player against its own copy), so the zero difference and
+        # the 50% are so by construction and their zero-width intervals measure nothing.
+        per_deal = [scores[:, :, i] - scores[:, :, j]] if len(deals) else []
+        per_match = [match_scores[:, :, i] - match_scores[:, :, j]] if matches else []
+        pair["mirror"] = bool(per_deal or per_match) and all(not d.mean(axis=1).any() for d in per_deal + per_match)
         pairs.append(pair)
     return {"players": list(names), "seatings": [list(s) for s in seatings], "entries": entries, "pairs": pairs}
 
