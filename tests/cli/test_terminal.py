@@ -330,3 +330,20 @@ def test_piped_pisti_replay_sizes_its_lines_to_the_data_not_to_80_columns(tmp_pa
     assert [row.split()[0] for row in rows] == names, rows
     assert all(len(row.split()) == len(columns) for row in rows), rows  # name, (seat), 7 numbers: one line each
     assert max(map(len, lines)) > 80
+
+
+@pytest.mark.parametrize("bluff", [False, True])
+def test_help_lists_the_bluff_commands_only_in_the_bluff_variant(bluff):
+    inputs = ["help", "q", "y"]
+    out = io.StringIO()
+    console = Console(file=out, width=200, no_color=True)
+    from pisti_env.agents import make_player
+
+    settings = make_settings(num_players=2, target=None, bluff=bluff)
+    session = PlaySession(settings, 0, [None, make_player("greedy", settings=settings)], ["you", "p1"], console,
+                          lambda prompt: inputs.pop(0), lambda r: None, seed=1, dealer=1)  # seat 0 moves first
+    assert session.run() is False and not inputs
+    shown = out.getvalue()
+    assert "Play a card: its code" in shown and "h  hint" in shown and "q  quit" in shown
+    assert ("face down claiming a pişti" in shown) is bluff
+    assert ("b believes a claim, c challenges it" in shown) is bluff
