@@ -76,7 +76,9 @@ def run(
     (:class:`~training.trainer.clock.Budget`): the run stops when no further update fits and
     ends as a finished run does (checkpoint, policy, evaluation); with ``budget.size_run`` its
     ``total_steps`` is chosen after its first update. With ``progress``, the expected duration
-    of the run, measured on its first updates, is printed once."""
+    of the run, measured on its first updates, is printed once. A resumed run that was already
+    complete trains nothing: it says so, writes its policy again and re-runs (and prints) its
+    final evaluation."""
     shard = shard or LOCAL
     out = Path(config.out_dir)
     lock = lock_run(out, resume, shard)
@@ -112,7 +114,14 @@ def _run_locked(
             raise Paused(pause.signum, trainer.update)
         return trainer
     logs = RunLogs(out, trainer.config)
-    bar = _progress(trainer, progress)
+    complete = resume and trainer.update >= trainer.num_updates
+    if complete and progress:  # nothing to train: the run's end again (policy, final evaluation), said so
+        c = trainer.config
+        again = (f"its final evaluation again ({c.eval_deals} deals)" if c.eval_every and c.eval_deals
+                 else "its policy again")
+        print(f"pisti-train: the run in {out} is complete ({trainer.step:,} steps, {trainer.update:,} updates): nothing "
+              f"to train; {again}. --resume --steps N extends it", file=sys.stderr)
+    bar = _progress(trainer, progress and not complete)
     latest_eval = ""
     stopped = False
     try:
