@@ -99,6 +99,8 @@ def _run_locked(
     out = Path(config.out_dir)
     trainer, saved_update = open_run(config, resume, resume_steps, resume_changes, shard, fresh)
     clock = RunClock(trainer.config.checkpoint_minutes, budget)
+    if pause is not None:  # a Ctrl-C says how long the update in progress still takes
+        pause.update_left = clock.update_left
 
     def stop() -> bool:  # every rank asks here, before each update: they stop after the same one
         return shard.any_rank((pause is not None and pause.requested) or clock.out_of_time())
