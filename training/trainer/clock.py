@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pisti_env.tools.flags import format_duration  # the commands' one way to write a duration
+
 if TYPE_CHECKING:
     from .train import Trainer
 
@@ -34,16 +36,6 @@ def parse_duration(text: str) -> float:
     if not match or float(match.group(1)) <= 0:
         raise ValueError(f"must be a positive duration such as 90s, 10m or 1.5h, got {text!r}")
     return float(match.group(1)) * _UNIT[match.group(2) or "m"]
-
-
-def format_duration(seconds: float) -> str:
-    """``3 h 05 min``, ``9 min 30 s``, ``45 s``."""
-    seconds = max(0, round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
 
 
 @dataclass

@@ -23,6 +23,8 @@ import threading
 from types import FrameType
 from typing import Any, Callable
 
+from pisti_env.tools.flags import format_duration
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -102,8 +104,6 @@ class Pause:
             left = None
         if left is None:
             return ""
-        from .clock import format_duration
-
         return f", which ends in about {format_duration(max(1.0, left))}" if left > 0 else ""
 
 
