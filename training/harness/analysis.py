@@ -159,12 +159,13 @@ def summarize_table(
                 "b_wins": int((beat < 0).sum()),
                 "mean_total_diff": float(md.mean()),
             }
-        # Every deal (and match) even between the seatings: the two played each one alike from
-        # either seat (a deterministic player against its own copy), so the zero difference and
-        # the 50% are so by construction and their zero-width intervals measure nothing.
-        per_deal = [scores[:, :, i] - scores[:, :, j]] if len(deals) else []
-        per_match = [match_scores[:, :, i] - match_scores[:, :, j]] if matches else []
-        pair["mirror"] = bool(per_deal or per_match) and all(not d.mean(axis=1).any() for d in per_deal + per_match)
+        # In every deal (and match) each scored over the seatings exactly what the other did, seat
+        # for seat swapped: the two played it alike from either seat (a deterministic player
+        # against its own copy), so the zero difference and the 50% are so by construction and
+        # their zero-width intervals measure nothing.
+        tables = ([scores] if len(deals) else []) + ([match_scores] if matches else [])
+        pair["mirror"] = bool(tables) and all(
+            np.array_equal(np.sort(t[:, :, i], axis=1), np.sort(t[:, :, j], axis=1)) for t in tables)
         pairs.append(pair)
     return {"players": list(names), "seatings": [list(s) for s in seatings], "entries": entries, "pairs": pairs}
 
