@@ -130,7 +130,7 @@ class Args:
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
     """`Args` from the command line: one flag per field, its help from the field."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     for f in dataclasses.fields(Args):
         flag, kind = "--" + f.name.replace("_", "-"), f.type
         options: dict[str, Any] = {"default": f.default, "help": f.metadata["help"] + " (default: %(default)s)"}
@@ -411,7 +411,14 @@ def margins(agent: Agent, deals: int, seed: int = 0, num_players: int = 2) -> di
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    agent, history = train(args)
+    progress = recipes.Progress("cleanrl_ppo_vector", steps=args.total_timesteps, seconds=args.minutes * 60.0)
+    updates = [0]
+
+    def show(metrics: dict[str, float]) -> None:
+        updates[0] += 1
+        progress.update(updates[0] * args.batch_size)
+
+    agent, history = train(args, on_update=show)
     steps, per_second = len(history) * args.batch_size, history[-1]["charts/SPS"] if history else math.nan
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan  # others' jobs slow a shared CPU
     print(f"trained {steps:,} steps in {steps / per_second:.0f} s ({per_second:,.0f} steps/s, {len(history)} updates; "

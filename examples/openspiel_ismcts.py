@@ -19,7 +19,6 @@ Needs the ``openspiel`` extra: ``pip install -e ".[openspiel]"``. Then::
 
 from __future__ import annotations
 
-import argparse
 import time
 from typing import Any, Sequence
 
@@ -29,6 +28,7 @@ from open_spiel.python.algorithms import ismcts, mcts
 
 from pisti_env.agents.ismcts import UCT_C
 from pisti_env.agents import openspiel as pisti_openspiel
+from training.harness import recipes
 from training.harness.evaluate import baseline_margins
 
 
@@ -61,14 +61,15 @@ def play_hand(game: pyspiel.Game, n: int, seed: int, uct_c: float = UCT_C) -> li
     return state.returns()
 
 
-def margins(n: int, deals: int, seed: int = 0, players: int = 2) -> dict[str, dict[str, float]]:
+def margins(n: int, deals: int, seed: int = 0, players: int = 2, progress: bool = False) -> dict[str, dict[str, float]]:
     """The ``ismcts:n=<n>`` player's mean score difference per hand (95% CI) against
-    ``random`` and ``greedy`` on ``deals`` duplicate deals, each played from every seat."""
-    return baseline_margins(f"ismcts:n={n}", deals=deals, seed=seed, num_players=players)
+    ``random`` and ``greedy`` on ``deals`` duplicate deals, each played from every seat;
+    ``progress``: a bar with the time left for each baseline's deals (the slow part) on stderr."""
+    return baseline_margins(f"ismcts:n={n}", deals=deals, seed=seed, num_players=players, progress=progress)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     parser.add_argument("--players", type=int, default=2, help="2, 3 or 4")
     parser.add_argument("--n", type=int, default=100, help="IS-MCTS simulations per decision")
     parser.add_argument("--deals", type=int, default=150, help="duplicate deals per evaluation")
@@ -82,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     returns = play_hand(game, args.n, args.seed)
     print(f"one hand, OpenSpiel ISMCTSBot at seat 0 vs random: returns {returns} "
           f"({time.perf_counter() - start:.1f} s)")
-    for baseline, r in margins(args.n, args.deals, args.seed, args.players).items():
+    for baseline, r in margins(args.n, args.deals, args.seed, args.players, progress=True).items():
         print(f"ismcts:n={args.n} vs {baseline}: {r['mean']:+.2f} ± {r['half_width']:.2f} points per hand "
               f"({args.deals} duplicate deals)")
 

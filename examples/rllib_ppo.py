@@ -63,7 +63,6 @@ ends the cluster.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -112,7 +111,7 @@ def margins(algo: Algorithm, deals: int, seed: int = 0) -> dict[str, dict[str, f
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none; then --steps)")
     parser.add_argument("--steps", type=int, default=None, help="env steps (decisions of any seat) to train for at most")
     recipes.add_run_flags(parser, seed=0, save="directory to save the algorithm's checkpoint in", threads="--torch-threads")
@@ -137,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             flush=True,
         )
 
-    run(config, args, log, margins)  # train, save, report, stop: as the batched recipe
+    run(config, args, log, margins, name="rllib_ppo")  # train, save, report, stop: as the batched recipe
 
 if __name__ == "__main__":
     main()

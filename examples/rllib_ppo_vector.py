@@ -131,7 +131,7 @@ def export(algo: Algorithm, path: str, steps: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none; then --steps)")
     parser.add_argument("--steps", type=int, default=None, help="env steps (learner decisions) to train for at most")
     recipes.add_run_flags(parser, seed=0, save="directory to save the algorithm's checkpoint in", threads="--torch-threads",
@@ -176,15 +176,19 @@ def run(
     args: argparse.Namespace,
     on_result: Callable[[dict[str, Any]], None],
     margins: Callable[[Algorithm, int, int], dict[str, dict[str, float]]],
+    name: str = "rllib_ppo_vector",
 ) -> None:
     """Both RLlib recipes' run: train on ``config`` for ``args``' budget (``--minutes``,
-    ``--steps``; ``on_result`` sees every iteration's result), save the algorithm (``--save``),
+    ``--steps``; ``on_result`` sees every iteration's result; progress lines on stderr start
+    with ``name``), save the algorithm (``--save``),
     print the speed and ``margins(algo, deals, seed)`` (``--deals``), then stop it and Ray."""
     sampled = [0]
+    progress = recipes.Progress(name, steps=args.steps, seconds=args.minutes * 60.0, unit="env steps")
 
     def record(result: dict[str, Any]) -> None:
         sampled[0] = int(result["env_runners"]["num_env_steps_sampled_lifetime"])
         on_result(result)
+        progress.update(sampled[0])
 
     start = time.perf_counter()
     algo = train(config, steps=args.steps, minutes=args.minutes or None, on_result=record)

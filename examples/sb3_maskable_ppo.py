@@ -76,6 +76,21 @@ def make_env(opponent: str = "greedy", seed: int = 0) -> gymnasium.Env:
     return env
 
 
+class ShowProgress(BaseCallback):
+    """Progress and the time left after each update (`training.harness.recipes.Progress`:
+    SB3 starts a rollout once the previous update is done)."""
+
+    def __init__(self, progress: recipes.Progress) -> None:
+        super().__init__()
+        self.progress = progress
+
+    def _on_rollout_start(self) -> None:
+        self.progress.update(self.num_timesteps)
+
+    def _on_step(self) -> bool:
+        return True
+
+
 class TimeBudget(BaseCallback):
     """Stops training once ``seconds`` have passed (checked at every environment step)."""
 
@@ -100,13 +115,14 @@ def decaying(rate: float, steps: int, seconds: float = math.inf) -> Callable[[fl
 
 
 def train(
-    env: gymnasium.Env | VecEnv, steps: int, seed: int = 0, callback: Any = None, minutes: float = 0.0, **ppo: Any
+    env: gymnasium.Env | VecEnv, steps: int, seed: int = 0, callback: Any = None, minutes: float = 0.0,
+    progress: str | None = "sb3_maskable_ppo", **ppo: Any
 ) -> MaskablePPO:
     """MaskablePPO on ``env`` for ``steps`` learner decisions (summed over the games) or
     ``minutes`` of wall clock (0: no limit), whichever ends first; the learning rate decays to 0
-    over that budget. ``callback`` (an SB3 callback or a list) goes to ``learn``; ``ppo``
-    overrides the door's defaults (`BATCHED_PPO` on a [`PistiSB3VecEnv`][pisti_env.integrations.sb3.PistiSB3VecEnv],
-    `STEP_PPO` else)."""
+    over that budget. ``callback`` (an SB3 callback or a list) goes to ``learn``; ``progress``:
+    the name its progress lines on stderr start with (``None``: none); ``ppo`` overrides the
+    door's defaults (`BATCHED_PPO` on a [`PistiSB3VecEnv`][pisti_env.integrations.sb3.PistiSB3VecEnv], `STEP_PPO` else)."""
     batched = isinstance(getattr(env, "unwrapped", None), PistiSB3VecEnv)  # under any VecEnv wrappers
     options = dict(BATCHED_PPO if batched else STEP_PPO, verbose=0)
     options.update(ppo)
@@ -114,6 +130,8 @@ def train(
     options["learning_rate"] = decaying(options["learning_rate"], steps, seconds)
     model = MaskablePPO("MultiInputPolicy", env, seed=seed, **options)
     callbacks = [TimeBudget(seconds)] + (list(callback) if isinstance(callback, (list, tuple)) else [callback] if callback else [])
+    if progress is not None:
+        callbacks.append(ShowProgress(recipes.Progress(progress, steps=steps, seconds=seconds)))
     return model.learn(total_timesteps=steps, callback=callbacks)
 
 
@@ -185,7 +203,7 @@ def ppo_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     parser.add_argument("--door", choices=("batched", "step"), default="batched",
                         help="batched: PistiSB3VecEnv (default); step: the step-by-step pisti/Pisti-v0 env")
     parser.add_argument("--num-envs", type=int, default=1024, help="games stepped together (batched door)")

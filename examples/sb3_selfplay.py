@@ -27,7 +27,6 @@ together): the final model plays ``pisti-eval``'s duplicate deals against ``rand
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -92,7 +91,7 @@ class StepSnapshotCallback(BaseCallback):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     parser.add_argument("--door", choices=("batched", "step"), default="batched",
                         help="batched: PistiSB3VecEnv with a batched snapshot pool (default); step: SelfPlayEnv over pisti_v0")
     parser.add_argument("--snapshot-every", type=int, default=200_000, help="steps between two snapshots joining the pool")
@@ -114,13 +113,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         except (TypeError, ValueError) as error:
             parser.error(str(error))
         callback: BaseCallback = SnapshotCallback(pool, args.snapshot_every)
-        model = train(env, args.steps, seed=args.seed, callback=callback, minutes=args.minutes, **ppo_overrides(args))
+        model = train(env, args.steps, seed=args.seed, callback=callback, minutes=args.minutes, progress="sb3_selfplay",
+                      **ppo_overrides(args))
         added = pool.added
     else:
         env, pools = make_step_vec_env(args.envs, args.pool, args.seed)
         callback = StepSnapshotCallback(pools, args.snapshot_every)
         ppo = dict(ppo_overrides(args), n_steps=max(1, args.rollout // args.envs))
-        model = train(env, args.steps, seed=args.seed, callback=callback, minutes=args.minutes, **ppo)
+        model = train(env, args.steps, seed=args.seed, callback=callback, minutes=args.minutes, progress="sb3_selfplay", **ppo)
         added = pools[0].added
     report(model, model.num_timesteps, time.perf_counter() - start, args.deals, args.seed, args.save, note=f", {added} snapshots")
 

@@ -46,7 +46,6 @@ repeatable step for step).
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from typing import Any, Callable, Sequence
@@ -234,7 +233,7 @@ def export(algorithm: PPO, path: str, steps: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none)")
     parser.add_argument("--total-steps", type=int, default=100_000_000, help="learner decisions to train for at most")
     parser.add_argument("--envs", type=int, default=512, help="games played side by side on the batched engine")
@@ -269,10 +268,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     algorithm = build(envs, hidden=args.hidden, lr=args.lr, schedule=schedule)
 
     refresh = snapshots_into(pool, algorithm, args.snapshot_every) if pool is not None else None
+    progress = recipes.Progress("tianshou_masked", steps=args.total_steps, seconds=args.minutes * 60.0)
 
     def log(figures: dict[str, float]) -> None:
         if refresh is not None:
             refresh(figures)
+        progress.update(figures["steps"])
         if args.log_every and figures["update"] % args.log_every == 0:
             print(f"update {figures['update']} step {figures['steps']:,}: return {figures['mean_return']:+.2f}, "
                   f"entropy {figures['entropy']:.3f}, {figures['steps'] / figures['seconds']:,.0f} steps/s", flush=True)

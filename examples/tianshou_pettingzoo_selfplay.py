@@ -34,7 +34,6 @@ At the end the trained network plays ``pisti-eval``'s duplicate deals against ``
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import time
@@ -221,7 +220,10 @@ def train(
         test_collector=None,
         verbose=False,
         show_progress=False,
+        # progress and the time left at the start of each collection (after the previous update)
+        training_fn=lambda epoch, done: progress.update(done),
     )
+    progress = recipes.Progress("tianshou_pettingzoo_selfplay", steps=steps)
     start = time.perf_counter()
     algorithm.run_training(params)
     seconds = time.perf_counter() - start
@@ -230,7 +232,7 @@ def train(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     parser.add_argument("--steps", type=int, default=120_000, help="decisions to train for, all seats counted")
     parser.add_argument("--envs", type=int, default=8, help="games collected side by side (DummyVectorEnv)")
     parser.add_argument("--hands", type=int, default=64, help="whole hands collected per PPO update")

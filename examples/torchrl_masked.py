@@ -257,7 +257,7 @@ def add_ppo_flags(parser: argparse.ArgumentParser, defaults: dict[str, Any]) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none)")
     parser.add_argument("--frames", type=int, default=100_000_000, help="learner decisions to train for at most")
     parser.add_argument("--num-envs", type=int, default=1024, help="games stepped together (the env's batch size)")
@@ -277,7 +277,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (TypeError, ValueError) as error:
         parser.error(str(error))
     ppo = {name: getattr(args, name) for name in DEFAULTS}
-    actor, figures = train(env, args.frames, minutes=args.minutes, seed=args.seed, log=lambda line: print(line, flush=True), **ppo)
+    progress, seen = recipes.Progress("torchrl_masked", steps=args.frames, seconds=args.minutes * 60.0), [0]
+
+    def collected(batch: TensorDictBase) -> None:  # a batch is most of an update's time: its end tells the pace
+        seen[0] += batch.numel()
+        progress.update(seen[0])
+
+    actor, figures = train(env, args.frames, minutes=args.minutes, seed=args.seed, on_batch=collected,
+                           log=lambda line: print(line, flush=True), **ppo)
     if args.save:
         torch.save(actor.state_dict(), args.save)
     if args.export:  # the logits network, played by argmax as TorchRLPlayer plays it

@@ -39,7 +39,6 @@ At the end the policy plays ``pisti-eval``'s duplicate deals against ``random`` 
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -220,7 +219,7 @@ def train(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     parser.add_argument("--frames", type=int, default=240_000, help="plays to train for (all seats together)")
     parser.add_argument("--frames-per-batch", type=int, default=DEFAULTS["frames_per_batch"], help="plays per PPO batch")
     parser.add_argument("--envs", type=int, default=8, help="tables stepped together (SerialEnv)")
@@ -229,13 +228,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
 
     start, seen = time.perf_counter(), [0]
+    progress = recipes.Progress("torchrl_pettingzoo", steps=args.frames, unit="plays")
 
-    def progress(batch: TensorDictBase) -> None:
+    def collected(batch: TensorDictBase) -> None:
         seen[0] += batch.numel()
-        print(f"{seen[0]:,} plays, {time.perf_counter() - start:.0f} s", flush=True)
+        progress.update(seen[0])
 
     actor = train(
-        make_env(args.envs, seed=args.seed), args.frames, seed=args.seed, on_batch=progress, frames_per_batch=args.frames_per_batch
+        make_env(args.envs, seed=args.seed), args.frames, seed=args.seed, on_batch=collected, frames_per_batch=args.frames_per_batch
     )
     seconds = time.perf_counter() - start
     if args.save:

@@ -17,7 +17,6 @@ from every seat's view at every step); only the env is the batched one, N games 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -48,7 +47,7 @@ def make_env(num_envs: int = 256, seed: int | None = 0, device: str = "cpu", **s
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = recipes.recipe_parser(__doc__)
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget (0: none; then --frames)")
     parser.add_argument("--frames", type=int, default=None, help="plays to train for at most (all games and seats together)")
     parser.add_argument("--num-envs", type=int, default=512, help="games stepped together")
@@ -67,16 +66,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     torch.set_num_threads(args.threads)
     start, seen = time.perf_counter(), [0]
+    progress = recipes.Progress("torchrl_selfplay", steps=args.frames if args.frames < 10**12 else None,
+                                seconds=args.minutes * 60.0, unit="plays")
 
-    def progress(batch: TensorDictBase) -> None:
+    def collected(batch: TensorDictBase) -> None:
         seen[0] += batch.numel()
-        print(f"{seen[0]:,} plays, {time.perf_counter() - start:.0f} s", flush=True)
+        progress.update(seen[0])
 
     env = make_env(args.num_envs, seed=args.seed)
     batch = args.num_envs * args.steps_per_batch
     ppo = {name: getattr(args, name) for name in PPO}
     ppo["minibatch_size"] = min(ppo["minibatch_size"], batch)
-    actor = train(env, args.frames, seed=args.seed, on_batch=progress, minutes=args.minutes, frames_per_batch=batch, **ppo)
+    actor = train(env, args.frames, seed=args.seed, on_batch=collected, minutes=args.minutes, frames_per_batch=batch, **ppo)
     seconds = time.perf_counter() - start
     if args.save:
         torch.save(actor.state_dict(), args.save)

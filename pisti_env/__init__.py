@@ -2,13 +2,13 @@
 single-agent Gymnasium env ``pisti/Pisti-v0``.
 
 ``pisti_env.env(**settings)`` is the wrapped environment, ``pisti_env.raw_env`` the bare one,
-:class:`Game` the rules engine on its own. The players' names are here too:
+[`Game`][pisti_env.game.Game] the rules engine on its own. The players' names are here too:
 ``pisti_env.make_player("pisti-2p")`` (a shipped policy, a scripted player or a checkpoint,
 [`make_player`][pisti_env.agents.registry.make_player]), the
 [`Player`][pisti_env.agents.base.Player] protocol and the
 [`SeatView`][pisti_env.views.view.SeatView] it acts on. Importing this package registers
-``gymnasium.make("pisti/Pisti-v0", opponent=..., **settings)`` (:class:`PistiEnv`) and
-``gymnasium.make_vec("pisti/Pisti-v0", num_envs=N, ...)`` (:class:`pisti_env.envs.vector.PistiVectorEnv`,
+``gymnasium.make("pisti/Pisti-v0", opponent=..., **settings)`` ([`PistiEnv`][pisti_env.envs.single_agent.PistiEnv]) and
+``gymnasium.make_vec("pisti/Pisti-v0", num_envs=N, ...)`` ([`pisti_env.envs.vector.PistiVectorEnv`][pisti_env.envs.vector.PistiVectorEnv],
 on the batched engine) and never imports torch.
 """
 

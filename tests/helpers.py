@@ -683,3 +683,14 @@ def preloaded_forkserver(preload: list[str]):
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(preload)
     return context
+
+
+def interruptible() -> None:
+    """``preexec_fn`` of a child process that a test Ctrl-Cs (sends SIGINT): SIGINT back to
+    its default, as a command typed at a terminal has it. A test run started in the
+    background by a non-interactive shell (``python -m pytest ... &``, a CI script's job)
+    ignores SIGINT, every child inherits that, and Python then installs no KeyboardInterrupt
+    handler: the child would sleep through the test's Ctrl-C."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -7,7 +7,8 @@ Accepted input (case does not matter):
 * ``d 7H`` / ``d 2`` (or ``down ...``): play it face down claiming a pişti (bluff variant, R29);
 * ``b`` / ``believe``, ``c`` / ``challenge``: answer a claim (R29);
 * ``?``: list the legal moves; ``h`` / ``hint``: what the shipped policy would play;
-  ``help``: this list; ``q`` / ``quit``: leave the game (after a confirmation).
+  ``help``: this list (the bluff commands only in the bluff variant); ``q`` / ``quit``: leave
+  the game (after a confirmation).
 
 Anything else raises `CommandError` saying why, and nothing changes.
 """
@@ -23,12 +24,15 @@ from ..rules.cards import card_to_symbol, card_to_text, parse_card
 PLAY, DOWN, BELIEVE_CMD, CHALLENGE_CMD = "play", "down", "believe", "challenge"
 LEGAL, HINT, HELP, QUIT = "legal", "hint", "help", "quit"
 
-HELP_TEXT = (
-    "Play a card: its code (10D, js) or its number in your hand (1, 2, ...).\n"
-    "Bluff variant (R29): d 7H (or d 2) plays it face down claiming a pişti; "
-    "b believes a claim, c challenges it.\n"
-    "?  legal moves    h  hint (what the shipped policy would play)    help  this text    q  quit"
-)
+_HELP_PLAY = "Play a card: its code (10D, js) or its number in your hand (1, 2, ...).\n"
+_HELP_BLUFF = "Bluff variant (R29): d 7H (or d 2) plays it face down claiming a pişti; b believes a claim, c challenges it.\n"
+_HELP_COMMANDS = "?  legal moves    h  hint (what the shipped policy would play)    help  this text    q  quit"
+
+
+def help_text(bluff: bool) -> str:
+    """What ``help`` prints: the moves and commands of this game; the face-down play and the
+    answers to a claim only in the bluff variant (``bluff``, R29), where they exist."""
+    return _HELP_PLAY + (_HELP_BLUFF if bluff else "") + _HELP_COMMANDS
 
 _WORDS = {
     "?": LEGAL, "h": HINT, "hint": HINT, "help": HELP, "q": QUIT, "quit": QUIT, "exit": QUIT,

@@ -10,7 +10,8 @@ Examples::
 Every game is played through the engine again ([`pisti_env.tools.replay.iter_replay`][pisti_env.tools.replay.iter_replay]), which
 checks that every deck, hand result and the final scores come out as recorded. By default
 every hand is shown after each move (the spectator's table of `pisti_env.envs.render`); with
-``--seat S`` only what seat S may know (its screen before each of its moves, R30–R31).
+``--seat S`` only what seat S may know (its screen before each of its moves, R30–R31). Piped or
+written to a file, its lines are as wide as what they hold (a terminal's are cut at its width).
 """
 
 from __future__ import annotations
@@ -131,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console(no_color=args.no_color or None, highlight=False, emoji=False)
+    if not console.is_terminal:  # piped or to a file: lines as wide as their data, not cut at 80 columns
+        console.soft_wrap = True
     try:
         games = read_replays(args.file)
         if args.game is not None and not args.game[1] <= len(games):

@@ -6,9 +6,10 @@ script and style, allowed by hash). Each game of the file is played through the 
 ([`pisti_env.tools.replay.iter_replay`][pisti_env.tools.replay.iter_replay], which checks every deck and result), and every record
 becomes a frame: the table after the deal, after every move, at every hand's end (with the
 hand's score breakdown and the match score) and at the game's end. A person steps through the
-frames with buttons, the keyboard (←/→ a step, PgUp/PgDn a hand, Home/End, space plays) or a
-slider; a file of several games gets a game chooser. A page holds at most `MAX_PAGE_FRAMES`
-steps (every picture is inline): a larger choice of games is refused before anything is drawn.
+frames with buttons, the keyboard (←/→ a step, PgUp/PgDn a hand, Home/End, space plays: from the
+first step again when at the last) or a slider; a file of several games gets a game chooser. A
+page holds at most `MAX_PAGE_FRAMES` steps (every picture is inline): a larger choice of games
+is refused before anything is drawn.
 
 Frames are drawn from one point of view, chosen when the page is written: a seat's
 (`seat_table`, from its [`SeatView`][pisti_env.agents.SeatView]
@@ -152,6 +153,7 @@ _SCRIPT = """
   }
   function play() {
     if (timer) { clearInterval(timer); timer = null; playButton.textContent = "play"; return; }
+    if (step >= frames().length - 1) { show(0); }  // at the end, play starts again from the first step
     playButton.textContent = "pause";
     timer = setInterval(function () {
       if (step >= frames().length - 1) { play(); } else { show(step + 1); }

@@ -19,7 +19,7 @@ from rich.text import Text
 from ..agents import Player, SeatView
 from ..tools.replay import GameRecorder, Record
 from ..rules.settings import Settings
-from .commands import HELP, HELP_TEXT, HINT, LEGAL, QUIT, CommandError, legal_moves_text, parse_command, resolve_action
+from .commands import HELP, HINT, LEGAL, QUIT, CommandError, help_text, legal_moves_text, parse_command, resolve_action
 from .events import describe_move, hand_summary, result_line, snapshot
 from .screen import render_screen, side_names
 
@@ -153,7 +153,7 @@ class PlaySession:
                 if command.kind == LEGAL:
                     self.print(legal_moves_text(view))
                 elif command.kind == HELP:
-                    self.print(HELP_TEXT)
+                    self.print(help_text(view.settings.bluff))
                 elif command.kind == HINT:
                     self.print("Hint: " + (self.hint(view) if self.hint else "no hint policy in this game."))
                 elif command.kind == QUIT:

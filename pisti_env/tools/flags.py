@@ -13,7 +13,7 @@ exit status 2; the ``type=`` checkers (`bounded` and its ``positive_int``, ``pro
 `checkpoint_dir`, `torch_device`) refuse a bad value while parsing, before anything
 runs; `check_player_specs` builds the players of a run up front; `fail` prints an
 error found after parsing the same way, as one line stripped of terminal escapes
-(`printable`).
+(`printable`); `format_duration` writes a duration in their messages.
 
 The command-line grammar every ``pisti-*`` command follows (``docs/reliability.md``): ``--out DIR``
 is a directory, a flag naming one file says what it is (``--replay-out FILE``); ``--quiet`` turns
@@ -219,6 +219,16 @@ def printable(value: Any, limit: int | None = None) -> str:
 def one_line(message: Any) -> str:
     """``message`` as one printable line (its lines joined with ``; ``, see `printable`)."""
     return "; ".join(printable(part).strip() for part in str(message).splitlines() if part.strip())
+
+
+def format_duration(seconds: float) -> str:
+    """A duration as the commands print it: ``3 h 05 min``, ``9 min 30 s``, ``45 s``."""
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
 
 
 def fail(prog: str, error: Any, debug: bool | None = None) -> int:

@@ -145,6 +145,27 @@ def test_eval_file_page_steps_with_buttons_keys_and_slider(browser, eval_games, 
     assert console_errors(browser) == []
 
 
+def test_play_at_the_last_step_starts_again_from_the_first(browser, eval_games, tmp_path):
+    import time
+
+    page = tmp_path / "one.html"
+    assert replay_cli.main([str(eval_games), "--html", str(page), "--game", "1"]) == 0
+    load(browser, page)
+    body, play = browser.find_element(By.TAG_NAME, "body"), browser.find_element(By.ID, "play")
+    body.send_keys(Keys.END)
+    last = int(body.get_dom_attribute("data-step"))
+    assert last > 0
+    play.click()  # (it did nothing here before: the timer stopped at once at the last step)
+    assert int(body.get_dom_attribute("data-step")) == 0 and play.text == "pause"
+    deadline = time.monotonic() + 10
+    while int(body.get_dom_attribute("data-step")) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert 0 < int(body.get_dom_attribute("data-step")) < last  # it plays on from the first step
+    play.click()
+    assert play.text == "play"
+    assert console_errors(browser) == []
+
+
 def test_seat_page_shows_other_hands_as_backs(browser, eval_games, tmp_path):
     page = tmp_path / "seat1.html"
     assert replay_cli.main([str(eval_games), "--html", str(page), "--seat", "1", "--game", "1"]) == 0

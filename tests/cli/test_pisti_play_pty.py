@@ -31,7 +31,7 @@ def spawn(tmp_path: Path, *args: str) -> tuple["pexpect.spawn", Path, io.StringI
     log = io.StringIO()
     child = pexpect.spawn(
         sys.executable, ["-m", "pisti_env.terminal.play_cli", "--delay", "0", "--replay-out", str(replay_path), *args],
-        env=env, cwd=str(ROOT), encoding="utf-8", timeout=60, dimensions=(50, 120),
+        env=env, cwd=str(ROOT), encoding="utf-8", timeout=120, dimensions=(50, 120),
     )
     child.logfile_read = log
     child.delaybeforesend = None  # the prompts are awaited: no need for pexpect's pause before each line

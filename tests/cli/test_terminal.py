@@ -308,3 +308,42 @@ def test_result_line_and_hand_summary():
     assert "── Hand 1 over ──" in text and "bluff pts" in text and "majority" in text
     total = [r["total"] for r in g.last_hand_result]
     assert text.splitlines()[2].split()[-1] == str(total[0]) and text.splitlines()[3].split()[-1] == str(total[1])
+
+
+def test_piped_pisti_replay_sizes_its_lines_to_the_data_not_to_80_columns(tmp_path, capsys, monkeypatch):
+    from pisti_env.terminal.replay_cli import main as replay_main
+    from pisti_env.tools.replay import GameRecorder, write_records
+
+    records: list[dict] = []
+    names = ["a-rather-long-player-name-0", "a-rather-long-player-name-1", "a-rather-long-player-name-2"]
+    recorder = GameRecorder(make_settings(num_players=3, target=None), names, records.append, seed=3)
+    while not recorder.game.done:
+        recorder.step(recorder.game.legal_actions()[0])
+    write_records(records, tmp_path / "game.jsonl")
+    monkeypatch.setenv("COLUMNS", "80")  # what a terminal of 80 columns would give; stdout here is no terminal
+    assert replay_main([str(tmp_path / "game.jsonl"), "--no-color"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("side") and "pişti pts" in line)
+    columns = lines[header].split()[1:]
+    assert columns[-1] == "total", lines[header : header + 2]  # the header on one line, not wrapped at 80
+    rows = lines[header + 1 : header + 4]
+    assert [row.split()[0] for row in rows] == names, rows
+    assert all(len(row.split()) == len(columns) for row in rows), rows  # name, (seat), 7 numbers: one line each
+    assert max(map(len, lines)) > 80
+
+
+@pytest.mark.parametrize("bluff", [False, True])
+def test_help_lists_the_bluff_commands_only_in_the_bluff_variant(bluff):
+    inputs = ["help", "q", "y"]
+    out = io.StringIO()
+    console = Console(file=out, width=200, no_color=True)
+    from pisti_env.agents import make_player
+
+    settings = make_settings(num_players=2, target=None, bluff=bluff)
+    session = PlaySession(settings, 0, [None, make_player("greedy", settings=settings)], ["you", "p1"], console,
+                          lambda prompt: inputs.pop(0), lambda r: None, seed=1, dealer=1)  # seat 0 moves first
+    assert session.run() is False and not inputs
+    shown = out.getvalue()
+    assert "Play a card: its code" in shown and "h  hint" in shown and "q  quit" in shown
+    assert ("face down claiming a pişti" in shown) is bluff
+    assert ("b believes a claim, c challenges it" in shown) is bluff

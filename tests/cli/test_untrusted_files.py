@@ -154,7 +154,7 @@ def test_only_regular_files_are_read(tmp_path, kind):
         pytest.skip(f"no {path} here")
     # A child process with a timeout: a FIFO without a writer hung, /dev/zero ran into MemoryError.
     child = subprocess.run([sys.executable, "-m", "pisti_env.terminal.replay_cli", str(path)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=120)
     assert child.returncode == 2, child.stderr
     lines = child.stderr.strip().splitlines()
     assert len(lines) == 1 and "not a regular file" in lines[0], child.stderr

@@ -20,6 +20,7 @@ from pisti_env import Game, make_settings
 from pisti_env.agents import SeatView, make_agent, make_player
 from training.harness.duplicate import DEAL, MATCH, Table, make_seatings, play_seatings, run_games, stream_seed
 from training.harness.evaluate import evaluate, main, unique_names
+from training.harness.report import format_report
 from training.trainer.checkpoint import CheckpointError
 
 
@@ -235,3 +236,29 @@ def test_baseline_margins_bad_input():
         baseline_margins("greedy", deals=2)
     with pytest.raises(ValueError, match="single hands"):
         baseline_margins("expert", deals=2, target=151)
+
+
+class FirstLegal:
+    """A deterministic player: the first legal card."""
+
+    name = "first"
+
+    def act(self, view):
+        return view.legal_actions[0]
+
+    def reset(self, seed=None):
+        pass
+
+
+def test_a_deterministic_player_against_its_own_copy_is_a_mirror_shown_without_an_interval():
+    loader = lambda spec: FirstLegal() if spec == "first" else make_player(spec)  # noqa: E731
+    report = evaluate(["first", "first", "random"], deals=6, matches=1, target=31, bootstrap=0, loader=loader)
+    pairs = {(p["a"], p["b"]): p for table in report["tables"] for p in table["pairs"]}
+    mirror = pairs[("first", "first#2")]
+    assert mirror["mirror"] and mirror["score_diff"]["mean"] == 0 and mirror["score_diff"]["half_width"] == 0
+    assert not pairs[("first", "random")]["mirror"]
+    lines = format_report(report).splitlines()
+    row = next(line for line in lines if line.startswith("  first vs first#2"))
+    assert "+0.00 (mirror)" in row and row.count("50.0% (mirror)") == 2 and "±" not in row
+    assert any(line.strip().startswith("(mirror): the two played every deal alike") for line in lines)
+    assert "(mirror)" not in next(line for line in lines if line.startswith("  first vs random"))

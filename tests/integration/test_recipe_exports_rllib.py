@@ -19,13 +19,17 @@ from pisti_env.integrations.rllib import RLModulePlayer  # noqa: E402
 
 
 @pytest.mark.usefixtures("one_thread")
-def test_rllib_export_plays_as_the_trained_module(tmp_path, monkeypatch):
+def test_rllib_export_plays_as_the_trained_module(tmp_path, monkeypatch, capsys):
     recipe = example_module("rllib_ppo_vector")
     # the module, taken when the recipe exports it (the run stops the algorithm afterwards)
     modules = catch(monkeypatch, recipe, "export", lambda args, result: args[0].get_module())
     path = tmp_path / "rllib.pt"
     recipe.main(["--minutes", "0", "--steps", "512", "--deals", "0", "--env-runners", "0", "--envs-per-runner", "16",
                  "--train-batch-size", "256", "--minibatch-size", "128", "--export", str(path)])
+    # its progress from the first iteration on, as every recipe's (test_recipe_progress.py)
+    err = capsys.readouterr().err
+    assert any(line.startswith("rllib_ppo_vector: ") and " env steps in " in line and " left (to 512 env steps)" in line
+               for line in err.splitlines()), err
     assert_export_plays_as(path, RLModulePlayer(modules[0]), "rllib-ppo", "examples/rllib_ppo_vector.py",
                            tmp_path / "report")
 

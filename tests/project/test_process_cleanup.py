@@ -3,7 +3,10 @@
 An inner pytest runs a test that starts a long-sleeping process the way torchrun, Ray or a
 process pool do: a child that starts a grandchild in a new session and itself dies, so the
 grandchild is nobody's child any more. The outer test interrupts the inner run (SIGINT as a
-Ctrl-C, or SIGTERM) while the test sleeps, and checks that neither process survives.
+Ctrl-C, or SIGTERM) while the test sleeps, and checks that neither process survives. The inner
+run gets SIGINT's default disposition (``helpers.interruptible``): a suite started in the
+background by a shell ignores SIGINT, and an inner run that inherited that slept through the
+Ctrl-C until the wait timed out (what looked like a slow pause on a loaded machine).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from helpers import interruptible
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -52,11 +57,13 @@ def alive(pid: int) -> bool:
 def test_interrupted_run_leaves_no_process(tmp_path, sig):
     (tmp_path / "test_inner.py").write_text(SPAWNING_TEST)
     pids_file = tmp_path / "pids"
-    env = dict(os.environ, PIDS_FILE=str(pids_file), PYTHONPATH=str(TESTS))
+    path = os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH", "")) if p)  # a checkout on PYTHONPATH stays on it
+    env = dict(os.environ, PIDS_FILE=str(pids_file), PYTHONPATH=path)
     inner = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
          "--rootdir", str(tmp_path), str(tmp_path / "test_inner.py")],
-        cwd=tmp_path, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        cwd=tmp_path, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        preexec_fn=interruptible)  # Ctrl-C reaches it even where this run ignores SIGINT (started with `&`)
     pids: list[int] = []
     try:
         deadline = time.monotonic() + 120
@@ -66,7 +73,7 @@ def test_interrupted_run_leaves_no_process(tmp_path, sig):
         pids = [int(p) for p in pids_file.read_text().split()]
         assert len(pids) == 2 and all(alive(p) for p in pids)
         inner.send_signal(sig)
-        inner.wait(timeout=60)
+        inner.wait(timeout=120)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and any(alive(p) for p in pids):
             time.sleep(0.1)

@@ -29,7 +29,7 @@ torch = pytest.importorskip("torch")
 
 from safetensors.torch import load_file  # noqa: E402
 
-from helpers import train_config  # noqa: E402
+from helpers import interruptible, train_config  # noqa: E402
 from training.trainer.clock import Budget, format_duration, parse_duration  # noqa: E402
 from training.trainer.runner import run  # noqa: E402
 
@@ -69,11 +69,11 @@ def reference(tmp_path_factory) -> dict[str, torch.Tensor]:
 def start(*argv: str) -> subprocess.Popen:
     """``pisti-train argv`` in a process group of its own (so that a test can kill it whole)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))))
-    return subprocess.Popen([sys.executable, "-m", "training.trainer", *argv], cwd=ROOT, env=env,
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-m", "training.trainer", *argv], cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
 
 
-def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
+def finish(proc: subprocess.Popen, timeout: float = 300) -> tuple[str, str]:
     """Wait for ``proc``'s end (its output); its process group is killed however this ends."""
     try:
         return proc.communicate(timeout=timeout)
@@ -85,7 +85,7 @@ def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
         proc.wait()
 
 
-def wait_for_handlers(proc: subprocess.Popen, timeout: float = 60) -> None:
+def wait_for_handlers(proc: subprocess.Popen, timeout: float = 120) -> None:
     """Until the process catches SIGTERM (/proc/PID/status SigCgt): the pause is in place.
     (Python catches SIGINT from its own start; SIGTERM only once pisti-train asks.)"""
     deadline = time.monotonic() + timeout
@@ -234,15 +234,50 @@ def test_checkpoints_by_time_leave_the_run_unchanged(tmp_path, reference):
         assert torch.equal(final[key], reference[key]), key
 
 
-def test_the_expected_duration_is_printed_once(tmp_path, capsys):
+def test_the_expected_duration_is_printed_after_the_first_update_then_once_measured(tmp_path, capsys):
     threads = torch.get_num_threads()
     try:
         run(train_config(**tiny(tmp_path / "run", total_steps=4 * BATCH)), progress=True)
     finally:
         torch.set_num_threads(threads)
     lines = [line for line in capsys.readouterr().err.splitlines() if "takes about" in line]
-    assert len(lines) == 1 and "steps/s here over 3 updates" in lines[0], lines  # (after the first, which warms up)
-    assert f"the whole run ({4 * BATCH:,} steps)" in lines[0]
+    assert len(lines) == 2, lines
+    assert "steps/s here over the first update (it warms up)" in lines[0] and "a steadier figure follows" in lines[0]
+    assert "steps/s here over 3 updates" in lines[1], lines  # (the pace after the first, which warms up)
+    assert all(f"the whole run ({4 * BATCH:,} steps)" in line for line in lines)
+
+
+def test_a_ctrl_c_says_how_long_the_update_in_progress_still_takes(monkeypatch):
+    from training.trainer.clock import RunClock
+    from training.trainer.pause import Pause
+
+    now = [100.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    clock = RunClock(0.0)
+
+    class Run:  # what update_done reads of the trainer
+        update, num_updates, step = 1, 10, 1000
+        config = type("Config", (), {"batch_decisions": 1000})
+
+    clock.update_begins()
+    assert clock.update_left() is None  # the first update: its length is not known yet
+    now[0] += 30.0
+    clock.update_done(Run, 1000)
+    assert clock.update_left() == 0.0  # between updates
+    clock.update_begins()
+    now[0] += 12.0
+    assert clock.update_left() == pytest.approx(18.0)
+    said: list[str] = []
+    monkeypatch.setattr("training.trainer.pause._say", said.append)
+    pause = Pause("pisti-train")
+    pause.update_left = clock.update_left
+    pause._handle(signal.SIGINT, None)
+    assert pause.requested and len(said) == 1
+    assert "pausing after the current update, which ends in about 18 s (a checkpoint, then" in said[0], said
+    quiet = Pause("pisti-train")  # no run told it: the line without an estimate
+    quiet.update_left = lambda: None
+    quiet._handle(signal.SIGINT, None)
+    assert "pausing after the current update (a checkpoint, then the command that continues)" in said[1], said
 
 
 def test_a_budget_sizes_the_run_after_its_first_update_and_records_its_steps(tmp_path):

@@ -57,6 +57,21 @@ def test_resume_flags_that_contradict_the_checkpoint_are_an_error_naming_them(tm
     assert json.loads((out / "config.json").read_text())["checkpoint_every"] == 2
 
 
+def test_resuming_a_complete_run_says_so_and_runs_its_final_evaluation_again(tmp_path, capsys):
+    out = tmp_path / "run"
+    run_flags = [f for f in flags(out) if f != "--quiet"] + ["--eval-every", "4", "--eval-deals", "4"]
+    assert main(run_flags) == 0
+    capsys.readouterr()
+    (out / "evaluation.json").unlink()  # (as if the run had been killed before its final evaluation)
+    assert main(["--resume", "--out", str(out)]) == 0
+    said = capsys.readouterr()
+    assert f"the run in {out} is complete (128 steps, 4 updates): nothing to train; its final evaluation again " \
+           "(4 deals)" in said.err, said.err
+    assert "final policy, mean score difference per hand over duplicate deals: vs random" in said.out, said.out
+    assert json.loads((out / "evaluation.json").read_text())["step"] == 4 * BATCH
+    assert rows(out) == [1, 2, 3, 4]  # no update ran
+
+
 def test_resume_without_a_complete_checkpoint_starts_the_run_again_from_its_config(tmp_path, capsys):
     missing = tmp_path / "typo"
     assert main(flags(missing, "--resume")) == 2

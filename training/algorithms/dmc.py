@@ -343,7 +343,7 @@ def train(args: argparse.Namespace) -> tuple[QNetwork, int, float]:
     update_steps = HAND_DECISIONS * args.num_games
     snapshots = Snapshots(args.snapshot_steps, args.snapshot_dir, settings, NAME, f"training.algorithms.{NAME}",
                           update_steps)
-    progress = Progress(args.steps, NAME, enabled=not args.quiet)
+    progress = Progress(NAME, steps=args.steps, enabled=not args.quiet)
 
     def choose(observation: torch.Tensor, mask: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:
         return epsilon_greedy(network, observation, mask, args.epsilon, generator)

@@ -324,7 +324,7 @@ def train(args: argparse.Namespace, hp: Hyperparameters) -> tuple[QNetwork, Snap
                         engine.num_players, hp.n_step, hp.gamma, hp.reward_scale, device)
     snapshots = Snapshots(args.snapshot_steps, args.snapshot_dir, settings, name=NAME, recipe=RECIPE,
                           update_steps=hp.hand_steps())
-    progress = Progress(args.steps, NAME, enabled=not args.quiet)
+    progress = Progress(NAME, steps=args.steps, enabled=not args.quiet)
     epsilon = hp.start_e  # read by choose, set before each hand
 
     def choose(observation: torch.Tensor, mask: torch.Tensor, seat: torch.Tensor) -> torch.Tensor:

@@ -341,7 +341,7 @@ def train(args: argparse.Namespace, hp: Hyperparameters) -> tuple[NFSP, int, flo
     learner = NFSP(hp, engine.observation_size, cards_size, engine.num_actions, engine.num_players, device, generator)
     snapshots = Snapshots(args.snapshot_steps, args.snapshot_dir, settings, name=NAME, recipe=RECIPE,
                           update_steps=hp.num_games * HAND_DECISIONS)
-    progress = Progress(args.steps, NAME, enabled=not args.quiet)
+    progress = Progress(NAME, steps=args.steps, enabled=not args.quiet)
     start, steps = time.monotonic(), 0
     while steps < args.steps:
         learner.new_hand(steps)

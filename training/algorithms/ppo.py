@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         trainer = Trainer(config)
     snapshots = Snapshots(args.snapshot_steps, args.snapshot_dir, settings.to_dict(), NAME, "training.algorithms.ppo",
                           batch)
-    progress = Progress(updates * batch, NAME, enabled=not args.quiet)
+    progress = Progress(NAME, steps=updates * batch, enabled=not args.quiet)
     start = time.perf_counter()
     while trainer.update < updates:
         metrics = trainer.train_update()

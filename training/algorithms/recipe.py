@@ -23,12 +23,13 @@ import contextlib
 import io
 import os
 import re
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 # The flags' value checks are the CLIs' own (pisti_env.tools.flags), re-exported for the algorithms.
 from pisti_env.tools.flags import non_negative_int, positive_int, writable_file
+# The progress line is the recipes' (examples/), re-exported for the algorithms.
+from training.harness.recipes import Progress  # noqa: F401
 
 if TYPE_CHECKING:
     from torch import nn
@@ -128,28 +129,3 @@ class Snapshots:
         with contextlib.redirect_stdout(io.StringIO()):  # its "exported the policy to" line: the progress says enough
             return export_policy_file(network, target, settings=self.settings, name=self.name, recipe=self.recipe,
                                       steps=steps, reads_mask=reads_mask)
-
-
-class Progress:
-    """One line every ``every`` seconds: steps done, steps per second, time left, and the
-    metrics handed in (``name=value``)."""
-
-    def __init__(self, total: int, name: str, enabled: bool = True, every: float = 15.0) -> None:
-        self.total, self.name, self.enabled, self.every = total, name, enabled, every
-        self.start = self.last = time.monotonic()
-
-    def update(self, steps: int, metrics: Mapping[str, float] | None = None, force: bool = False) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < self.every and not force):
-            return
-        self.last = now
-        rate = steps / max(now - self.start, 1e-9)
-        left = max(self.total - steps, 0) / max(rate, 1e-9)
-        shown = "".join(f" {k}={v:.3g}" for k, v in (metrics or {}).items())
-        print(f"{self.name}: {steps:,}/{self.total:,} steps, {rate:,.0f} steps/s, about {_duration(left)} left{shown}",
-              flush=True)
-
-
-def _duration(seconds: float) -> str:
-    minutes = int(round(seconds / 60))
-    return f"{seconds:.0f} s" if seconds < 90 else (f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min")

@@ -13,8 +13,8 @@
   `RLModulePlayer`; needs the ``rllib`` extra (its own
   environment);
 * ``factory``: ``module:function`` (``mypkg.agents:make``), a function returning a
-  :class:`~pisti_env.agents.Player`; it is called with ``settings=`` (the task's
-  :class:`~pisti_env.Settings`) when it takes that argument, else with no argument. The module
+  [`Player`][pisti_env.Player]; it is called with ``settings=`` (the task's
+  [`Settings`][pisti_env.rules.Settings]) when it takes that argument, else with no argument. The module
   is imported as `python -m` and uvicorn import theirs: the current directory first on the
   import path, so `my_agents.py` in the folder the command runs from needs no `PYTHONPATH`.
 

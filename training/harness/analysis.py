@@ -104,7 +104,8 @@ def summarize_table(
     Returns a JSON-ready dict: ``entries`` (mean score per hand and per seat counted from the
     dealer, match wins) and ``pairs`` (for each pair: mean score difference per hand with its
     interval from the paired per-deal differences, hand win/draw/loss counts and win rate,
-    match win rate; the win rates with Wilson intervals, `rate_ci`).
+    match win rate; the win rates with Wilson intervals, `rate_ci`;
+    ``mirror``: every deal and match came out even between the seatings, by construction).
     """
     n = settings.num_players
     m = len(names)
@@ -158,6 +159,13 @@ def summarize_table(
                 "b_wins": int((beat < 0).sum()),
                 "mean_total_diff": float(md.mean()),
             }
+        # In every deal (and match) each scored over the seatings exactly what the other did, seat
+        # for seat swapped: the two played it alike from either seat (a deterministic player
+        # against its own copy), so the zero difference and the 50% are so by construction and
+        # their zero-width intervals measure nothing.
+        tables = ([scores] if len(deals) else []) + ([match_scores] if matches else [])
+        pair["mirror"] = bool(tables) and all(
+            np.array_equal(np.sort(t[:, :, i], axis=1), np.sort(t[:, :, j], axis=1)) for t in tables)
         pairs.append(pair)
     return {"players": list(names), "seatings": [list(s) for s in seatings], "entries": entries, "pairs": pairs}
 

@@ -20,6 +20,7 @@ def baseline_margins(
     label: str = "trained",
     ray: str | None = None,
     engine: str = "auto",
+    progress: bool = False,
     **settings: Any,
 ) -> dict[str, dict[str, float]]:
     """A trained player's margin over each baseline: its mean score difference per hand, with
@@ -36,7 +37,8 @@ def baseline_margins(
     (``mean``, ``half_width``, …), from ``player``'s side. ``ray``: play on Ray at this
     address (see [`evaluate`][training.harness.evaluate.evaluate]); a player object then travels by Ray's own serialisation.
     ``engine``: see [`evaluate`][training.harness.evaluate.evaluate] (a player object with ``act_batch`` plays on the batched
-    engine by default).
+    engine by default). ``progress``: a progress bar with the time left on stderr, per baseline
+    (for a slow player: ``examples/openspiel_ismcts.py``'s IS-MCTS takes minutes).
     """
     if isinstance(player, str):
         label = player
@@ -59,7 +61,7 @@ def baseline_margins(
         from .evaluate import evaluate  # evaluate re-exports this module's names
 
         report = evaluate([label] + [baseline] * others, deals=deals, matches=0, seed=seed, bootstrap=0,
-                          loader=loader, ray=ray, engine=engine, **settings)
+                          loader=loader, ray=ray, engine=engine, progress=progress, **settings)
         pair = next((p for p in report["tables"][0]["pairs"] if (p["a"], p["b"]) == (label, baseline)), None)
         if pair is None:
             raise RuntimeError(f"no {label!r} vs {baseline!r} pair in the report")

@@ -1,6 +1,9 @@
-"""What every recipe in ``examples/`` shares: the flags every recipe has, what it prints when it
-is done (how fast it trained, with the load average, since other jobs slow a shared CPU, and
-the trained player's margins over the baselines on duplicate deals,
+"""What every recipe in ``examples/`` shares: its command line (the `--help` text from its
+docstring, [`recipe_parser`][training.harness.recipes.recipe_parser], and the flags every recipe
+has), its progress while it trains ([`Progress`][training.harness.recipes.Progress]: how far,
+how fast, and how long is left, as ``pisti-train`` says it), what it prints when it is done (how
+fast it trained, with the load average, since other jobs slow a shared CPU, and the trained
+player's margins over the baselines on duplicate deals,
 [`baseline_margins`][training.harness.evaluate.baseline_margins]), and ``--export``: the trained policy as a
 ``pisti-export`` file that ``pisti-benchmark`` plays without the library
 (`export_policy_file`)."""
@@ -11,9 +14,13 @@ import argparse
 import copy
 import math
 import os
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+import re
+import sys
+import textwrap
+import time
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TextIO
 
-from pisti_env.tools.flags import writable_file
+from pisti_env.tools.flags import format_duration, terminal_text, writable_file
 
 if TYPE_CHECKING:
     from torch import nn
@@ -22,11 +29,91 @@ EXPORT_HELP = ("also write the trained policy to PATH as a pisti-export file (.p
                "that pisti-benchmark and make_player play without the library")
 
 
+def recipe_parser(doc: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """A recipe's argument parser, its ``--help`` text from the recipe's docstring ``doc``: the
+    first paragraph whole (not its first line: that stopped mid-sentence) and the example
+    commands that follow it, each on its own line; cross-references shown as their names.
+    ``kwargs`` go to ``argparse.ArgumentParser``."""
+    blocks = re.split(r"\n\s*\n", textwrap.dedent(doc).strip())
+    plain = [terminal_text(block).replace("``", "") for block in blocks]
+    text = textwrap.fill(" ".join(plain[0].split()), 100, break_on_hyphens=False)
+    commands = [block for block in plain[1:3] if all(line.startswith("    ") for line in block.splitlines())]
+    if commands:
+        text += "\n\nexamples:\n" + textwrap.indent(textwrap.dedent(commands[0]), "  ")
+    if "description" in kwargs:
+        raise TypeError("recipe_parser makes the description from doc: no description argument")
+    return argparse.ArgumentParser(description=text, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+
+
+PROGRESS_SECONDS = 20.0  # between two progress lines: about 30 in a 10-minute run
+
+
+class Progress:
+    """A recipe's progress while it trains, as ``pisti-train`` reports its own: after the first
+    update, then every ``every`` seconds, a line on ``stream`` with the steps so far, their pace
+    and the time left: to ``steps`` at that pace or to the end of the ``seconds`` budget,
+    whichever comes first, e.g. ``sb3_maskable_ppo: 409,600 steps in 22 s (18,994 steps/s);
+    about 8 s left (the 30 s budget)``.
+
+    Args:
+        name: the recipe, the lines' prefix.
+        steps: the most steps the run trains (``None``: no such bound).
+        seconds: its wall-clock budget (``None``, 0 or infinite: none).
+        unit: what a step counts (``"plays"``, ``"env steps"``).
+        every: seconds between two lines after the first.
+        stream: where the lines go (default: standard error, where ``pisti-train`` reports).
+        enabled: false prints nothing (a command's ``--quiet``).
+
+    The clock starts when the object is made: make it just before training starts. The recipes
+    and the learning algorithms' commands (`training.algorithms.recipe`) share it.
+    """
+
+    def __init__(self, name: str, steps: int | None = None, seconds: float | None = None, unit: str = "steps",
+                 every: float = PROGRESS_SECONDS, stream: TextIO | None = None, enabled: bool = True) -> None:
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+            raise ValueError(f"steps must be a positive int or None, got {steps!r}")
+        if seconds is not None and not seconds >= 0:
+            raise ValueError(f"seconds must be >= 0 or None, got {seconds!r}")
+        if not every >= 0:
+            raise ValueError(f"every must be >= 0 seconds, got {every!r}")
+        self.name, self.steps, self.unit, self.every = name, steps, unit, every
+        self.seconds = seconds if seconds and math.isfinite(seconds) else None
+        self.stream, self.enabled = stream, enabled
+        self.start = time.monotonic()
+        self._last: float | None = None  # when the last line was printed
+
+    def update(self, done: int, metrics: Mapping[str, float] | None = None, force: bool = False) -> str | None:
+        """``done`` steps trained so far (after an update): print the line if it is due (the
+        first update's, ``every`` seconds after the last, or ``force``), ``metrics`` after it
+        as ``name=value``; returns it, ``None`` if not due (or not ``enabled``)."""
+        now = time.monotonic()
+        if not self.enabled or done <= 0 or self._last is not None and now - self._last < self.every and not force:
+            return None
+        self._last = now
+        line = self.line(done, now - self.start) + "".join(f" {k}={v:.3g}" for k, v in (metrics or {}).items())
+        print(line, file=self.stream or sys.stderr, flush=True)
+        return line
+
+    def line(self, done: int, elapsed: float) -> str:
+        """The progress line after ``done`` steps in ``elapsed`` seconds."""
+        rate = done / max(elapsed, 1e-9)
+        text = f"{self.name}: {done:,} {self.unit} in {format_duration(elapsed)} ({rate:,.0f} {self.unit}/s)"
+        left = []  # (seconds left, what ends the run then)
+        if self.steps is not None:
+            left.append((max(0.0, (self.steps - done) / rate), f"to {self.steps:,} {self.unit}"))
+        if self.seconds is not None:
+            left.append((max(0.0, self.seconds - elapsed), f"the {format_duration(self.seconds)} budget"))
+        if not left:
+            return text
+        seconds, end = min(left)
+        return text + f"; about {format_duration(seconds)} left ({end})"
+
+
 def print_training(steps: int, seconds: float, unit: str = "steps", note: str = "") -> None:
     """``trained 3,830,000 steps in 600 s (6,383 steps/s; load average 4.1 on 2 CPUs)`` and
     ``note`` after it; ``unit`` names what ``steps`` counts (``"plays"``, ``"env steps"``)."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
-    print(f"trained {steps:,} {unit} in {seconds:.0f} s ({steps / max(seconds, 1e-9):,.0f} steps/s; "
+    print(f"trained {steps:,} {unit} in {seconds:.0f} s ({steps / max(seconds, 1e-9):,.0f} {unit}/s; "
           f"load average {load:.1f} on {os.cpu_count()} CPUs){note}", flush=True)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -24,6 +24,12 @@ def _pct(stat: dict[str, float]) -> str:
     return f"{100 * stat['mean']:.1f}% ± {100 * stat['half_width']:.1f}"
 
 
+def _mirrored(show: Callable[[dict[str, float]], str]) -> Callable[[dict[str, float]], str]:
+    """``show`` for a mirrored pair's figure: its value marked ``(mirror)``, without the
+    interval, whose zero width measures nothing there."""
+    return lambda stat: show({**stat, "half_width": math.nan}) + " (mirror)"
+
+
 def format_report(report: dict[str, Any]) -> str:
     """A readable multi-line summary of a report built by [`training.harness.evaluate.evaluate`][training.harness.evaluate.evaluate]."""
     s = report["settings"]
@@ -40,10 +46,14 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(header)
         for pair in table["pairs"]:
             name = f"{pair['a']} vs {pair['b']}"
-            diff = _ci(pair["score_diff"]) if "score_diff" in pair else "-"
-            hwr = _pct(pair["hand_win_rate"]) if "hand_win_rate" in pair else "-"
-            mwr = _pct(pair["match_win_rate"]) if "match_win_rate" in pair else "-"
+            ci, pct = (_mirrored(_ci), _mirrored(_pct)) if pair.get("mirror") else (_ci, _pct)
+            diff = ci(pair["score_diff"]) if "score_diff" in pair else "-"
+            hwr = pct(pair["hand_win_rate"]) if "hand_win_rate" in pair else "-"
+            mwr = pct(pair["match_win_rate"]) if "match_win_rate" in pair else "-"
             lines.append(f"  {name:<34} {diff:>27} {hwr:>16} {mwr:>16}")
+        if any(pair.get("mirror") for pair in table["pairs"]):
+            lines += ["  (mirror): the two played every deal alike from either seat (a deterministic player against",
+                      "  its own copy): even by construction, so no interval"]
         n = s["num_players"]
         seat_names = " ".join(f"{'seat +' + str(k + 1) if k < n - 1 else 'dealer':>8}" for k in range(n))
         lines.append(f"  {'player':<34} {'mean score / hand':>20}   per seat from the dealer: {seat_names}")

@@ -5,7 +5,8 @@ between two updates as one by count (writing one reads the trainer's state, it d
 number), and the expected duration is measured on the run's own first updates. Only a
 ``--budget`` run lets the clock choose something, its number of steps (`Budget`), once,
 after its first update; the run records the choice in its config, so ``--steps`` with that
-number repeats the run exactly.
+number repeats the run exactly. The clock also tells a Ctrl-C how long the update in progress
+still takes (`RunClock.update_left`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from pisti_env.tools.flags import format_duration  # the commands' one way to write a duration
 
 if TYPE_CHECKING:
     from .train import Trainer
@@ -33,16 +36,6 @@ def parse_duration(text: str) -> float:
     if not match or float(match.group(1)) <= 0:
         raise ValueError(f"must be a positive duration such as 90s, 10m or 1.5h, got {text!r}")
     return float(match.group(1)) * _UNIT[match.group(2) or "m"]
-
-
-def format_duration(seconds: float) -> str:
-    """``3 h 05 min``, ``9 min 30 s``, ``45 s``."""
-    seconds = max(0, round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
 
 
 @dataclass
@@ -90,11 +83,24 @@ class RunClock:
         self.first_done = self.begin  # when the first of them ended (the first is slower: warm-up)
         self.first_steps = 0
         self.slowest = 0.0  # the longest of them, with its logging and checkpoint
+        self.last_seconds: float | None = None  # the latest of them (None: none ran yet)
         self._update_began = self.begin
+        self._updating = False
         self.measured = False
 
     def update_begins(self) -> None:
         self._update_began = time.monotonic()
+        self._updating = True
+
+    def update_left(self) -> float | None:
+        """Seconds the update in progress still needs at the latest update's pace (0 between
+        updates; ``None`` during the first, whose length nothing tells yet): what a Ctrl-C
+        waits for before the run checkpoints (`training.trainer.pause.Pause`)."""
+        if not self._updating:
+            return 0.0
+        if self.last_seconds is None:
+            return None
+        return max(0.0, self.last_seconds - (time.monotonic() - self._update_began))
 
     def checkpoint_due(self) -> bool:
         """A checkpoint by time is due: ``checkpoint_minutes`` since the last one (or the start)."""
@@ -111,34 +117,44 @@ class RunClock:
 
     def update_done(self, trainer: "Trainer", steps: int) -> str | None:
         """Count an update of ``steps`` environment steps; return the line that says how long
-        the whole run takes at their pace once the updates after the first (which warms up)
-        have run for `MEASURE_SECONDS`, or the run is over (once; ``None`` otherwise). A
-        budget run is sized after its first update instead (`size`), and the line says
-        what it chose."""
+        the whole run takes: a first estimate after the first update (which warms up, so it
+        runs slow), then once the updates after it have run for `MEASURE_SECONDS` (or
+        the run is over) the steadier figure of their pace (``None`` otherwise). A budget run
+        is sized after its first update instead (`size`), and the line says what it
+        chose."""
         now = time.monotonic()
         self.updates += 1
         self.steps += steps
-        self.slowest = max(self.slowest, now - self._update_began)
+        self._updating = False
+        self.last_seconds = now - self._update_began
+        self.slowest = max(self.slowest, self.last_seconds)
+        over = trainer.update >= trainer.num_updates
         if self.updates == 1:
             self.first_done, self.first_steps = now, steps
+            rate = steps / (now - self.begin)
             if self.budget is not None and self.budget.size_run:
                 self.measured = True
-                rate = steps / (now - self.begin)
                 return f"{rate:,.0f} steps/s here over the first update: " + self.size(trainer, now - self._update_began, now)
-        over = trainer.update >= trainer.num_updates
-        if self.measured or not over and (self.updates == 1 or now - self.first_done < MEASURE_SECONDS):
+            self.measured = over
+            if not over:
+                return (f"{rate:,.0f} steps/s here over the first update (it warms up): "
+                        + self._takes(trainer, rate, now) + "; a steadier figure follows")
+        if self.measured or not over and now - self.first_done < MEASURE_SECONDS:
             return None
         self.measured = True
         if self.updates > 1:  # the pace after the first update
             measured, rate = self.updates - 1, (self.steps - self.first_steps) / (now - self.first_done)
         else:
             measured, rate = 1, self.steps / (now - self.begin)
+        return f"{rate:,.0f} steps/s here over {measured} update{'s' * (measured > 1)}: " + self._takes(trainer, rate, now)
+
+    def _takes(self, trainer: "Trainer", rate: float, now: float) -> str:
+        """How long the run takes at ``rate`` steps/s: the whole of it, or the rest of a resumed one."""
         total = trainer.num_updates * trainer.config.batch_decisions
         left = (total - trainer.step) / rate
-        line = f"{rate:,.0f} steps/s here over {measured} update{'s' * (measured > 1)}: "
         if trainer.step <= self.steps:  # the whole run in this process
-            return line + f"the whole run ({total:,} steps) takes about {format_duration(now - self.begin + left)}"
-        return line + f"the rest of the run (to {total:,} steps) takes about {format_duration(left)}"
+            return f"the whole run ({total:,} steps) takes about {format_duration(now - self.begin + left)}"
+        return f"the rest of the run (to {total:,} steps) takes about {format_duration(left)}"
 
     def size(self, trainer: "Trainer", seconds: float, now: float) -> str:
         """Set a budget run's ``total_steps`` (config and trainer) to the whole updates that fit

@@ -1,8 +1,9 @@
 """Ctrl-C and SIGTERM as a pause: the run stops between two updates with a checkpoint.
 
 A command that trains (``pisti-train``, ``pisti-exploit``) holds a `Pause` around its
-work. The first SIGINT or SIGTERM only sets `Pause.requested`; the training loop reads it
-between updates, lets the current update finish, writes a checkpoint and raises
+work. The first SIGINT or SIGTERM only sets `Pause.requested` and says how long the update
+in progress still takes where the run told it (`Pause.update_left`); the training loop
+reads it between updates, lets the current update finish, writes a checkpoint and raises
 `Paused`, and the command prints the line that continues the run and exits with
 ``128 + signal`` (130 for SIGINT, 143 for SIGTERM), the shell's convention. A second signal
 stops the process at once (``os._exit``): every checkpoint is written to a temporary
@@ -20,7 +21,9 @@ import os
 import signal
 import threading
 from types import FrameType
-from typing import Any
+from typing import Any, Callable
+
+from pisti_env.tools.flags import format_duration
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -58,6 +61,9 @@ class Pause:
         self.program = program
         self.resume_command = resume_command
         self.signum: int | None = None
+        # Set by the run while it trains: seconds the update in progress still needs (None:
+        # not known yet), said with the first signal (training.trainer.clock.RunClock.update_left).
+        self.update_left: Callable[[], float | None] | None = None
         self._previous: dict[int, Any] = {}
 
     @property
@@ -79,7 +85,7 @@ class Pause:
         # os.write, not print: the signal may interrupt a print to the same stream.
         if self.signum is None:
             self.signum = signum
-            _say(f"\n{self.program}: {signal.Signals(signum).name}: pausing after the current update "
+            _say(f"\n{self.program}: {signal.Signals(signum).name}: pausing after the current update{self._wait()} "
                  "(a checkpoint, then the command that continues); press Ctrl-C again to stop at once\n")
             return
         line = f"\n{self.program}: stopped at once by a second signal"
@@ -87,6 +93,18 @@ class Pause:
             line += f"; continue from the newest complete checkpoint: {self.resume_command}"
         _say(line + "\n")
         os._exit(exit_code(signum))
+
+
+    def _wait(self) -> str:
+        """``, which ends in about 12 s`` from `update_left`; nothing where it is not known
+        (no run, the first update still running) or the run is between updates."""
+        try:
+            left = self.update_left() if self.update_left is not None else None
+        except Exception:  # a signal handler must not fail: the pause goes on without the estimate
+            left = None
+        if left is None:
+            return ""
+        return f", which ends in about {format_duration(max(1.0, left))}" if left > 0 else ""
 
 
 def _say(text: str) -> None:

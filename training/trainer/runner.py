@@ -76,7 +76,9 @@ def run(
     (`Budget`): the run stops when no further update fits and
     ends as a finished run does (checkpoint, policy, evaluation); with ``budget.size_run`` its
     ``total_steps`` is chosen after its first update. With ``progress``, the expected duration
-    of the run, measured on its first updates, is printed once."""
+    of the run, measured on its first updates, is printed once. A resumed run that was already
+    complete trains nothing: it says so, writes its policy again and re-runs (and prints) its
+    final evaluation."""
     shard = shard or LOCAL
     out = Path(config.out_dir)
     lock = lock_run(out, resume, shard)
@@ -97,6 +99,8 @@ def _run_locked(
     out = Path(config.out_dir)
     trainer, saved_update = open_run(config, resume, resume_steps, resume_changes, shard, fresh)
     clock = RunClock(trainer.config.checkpoint_minutes, budget)
+    if pause is not None:  # a Ctrl-C says how long the update in progress still takes
+        pause.update_left = clock.update_left
 
     def stop() -> bool:  # every rank asks here, before each update: they stop after the same one
         return shard.any_rank((pause is not None and pause.requested) or clock.out_of_time())
@@ -112,7 +116,14 @@ def _run_locked(
             raise Paused(pause.signum, trainer.update)
         return trainer
     logs = RunLogs(out, trainer.config)
-    bar = _progress(trainer, progress)
+    complete = resume and trainer.update >= trainer.num_updates
+    if complete and progress:  # nothing to train: the run's end again (policy, final evaluation), said so
+        c = trainer.config
+        again = (f"its final evaluation again ({c.eval_deals} deals)" if c.eval_every and c.eval_deals
+                 else "its policy again")
+        print(f"pisti-train: the run in {out} is complete ({trainer.step:,} steps, {trainer.update:,} updates): nothing "
+              f"to train; {again}. --resume --steps N extends it", file=sys.stderr)
+    bar = _progress(trainer, progress and not complete)
     latest_eval = ""
     stopped = False
     try:
