@@ -311,8 +311,9 @@ def test_durations_parse_and_print():
     assert format_duration(3 * 3600 + 5 * 60) == "3 h 05 min"
 
 
-def test_pisti_exploit_pauses_at_a_real_sigterm_and_resume_ends_as_an_uninterrupted_run(tmp_path, capsys):
+def test_pisti_exploit_pauses_at_a_real_sigterm_and_resume_ends_as_an_uninterrupted_run(tmp_path, capsys, monkeypatch):
     from training.exploit.cli import main as exploit
+    from training.trainer.train import Trainer
 
     flags = ["greedy", "--steps", str(40 * 16 * 4), "--envs", "16", "--rollout", "4", "--hidden-sizes", "8",
              "--threads", "1", "--precision", "fp32", "--curve-points", "4", "--curve-deals", "8", "--final-deals", "8",
@@ -320,17 +321,22 @@ def test_pisti_exploit_pauses_at_a_real_sigterm_and_resume_ends_as_an_uninterrup
     threads = torch.get_num_threads()
     late = signal.signal(signal.SIGTERM, lambda *_: None)  # a signal after the run is over: ignored
     try:
-        began = time.monotonic()
         assert exploit([*flags, "--out", str(tmp_path / "whole")]) == 0
-        # A real SIGTERM to this process, halfway through the same run (pisti-exploit's handler
-        # is installed in its main thread).
-        timer = threading.Timer((time.monotonic() - began) / 2, os.kill, (os.getpid(), signal.SIGTERM))
-        timer.start()
-        try:
+        # A real SIGTERM to this process (pisti-exploit's handler is installed in its main
+        # thread) in the middle of the same run: sent as its 20th of 40 updates ends, not after
+        # half the first run's time, which a run slower or faster than the first (a machine
+        # whose load changes) would miss.
+        train_update = Trainer.train_update
+
+        def update_then_signal(self, *args, **kwargs):
+            result = train_update(self, *args, **kwargs)
+            if self.update == 20:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return result
+
+        with monkeypatch.context() as patch:
+            patch.setattr(Trainer, "train_update", update_then_signal)
             code = exploit([*flags, "--out", str(tmp_path / "paused")])
-        finally:
-            timer.cancel()
-            timer.join()
         err = capsys.readouterr().err
         assert code == 143 and "Traceback" not in err, err
         line = next(line for line in err.splitlines() if "continue with: " in line)
