@@ -2,7 +2,7 @@
 ``reset(seed)``; an action is a card id, or with the bluff variant (R29) a face-down play or an
 answer. Some also choose for a batch at once (`BatchedPlayer`, `has_batched_form`).
 
-* [`SeatView`][pisti_env.agents.SeatView] — what one seat may know (R30–R31), the input of every player;
+* [`SeatView`][pisti_env.SeatView] — what one seat may know (R30–R31), the input of every player;
   `view_for_agent` builds one inside the PettingZoo environment.
 * ``random``, ``greedy``, ``expert``, ``pimc`` — the baselines; `make_agent` builds one
   from a name or spec such as ``"pimc:n=32,rollout=random"``, or a trained checkpoint from its

@@ -4,7 +4,7 @@ trainer's pool opponents all implement it.
 A [`Player`][pisti_env.agents.base.Player] has a ``name``, ``reset(seed)`` and ``act(view) -> action id`` (a card id,
 R2; with the bluff variant also a face-down play or an answer, R29): the harness, the AEC loop,
 search rollouts and the tests never care which kind they hold. ``view`` is a
-[`SeatView`][pisti_env.agents.SeatView]: everything the seat may know and nothing else
+[`SeatView`][pisti_env.SeatView]: everything the seat may know and nothing else
 (R30–R31). A player that wants the environment's observation vector calls
 ``view.observation()``.
 
@@ -127,7 +127,7 @@ class Agent:
     def act(self, view: SeatView) -> int:
         """The action this player takes, always one of ``view.legal_actions``.
 
-        Raises ``TypeError`` if ``view`` is not a [`SeatView`][pisti_env.agents.SeatView] (inside the AEC env use
+        Raises ``TypeError`` if ``view`` is not a [`SeatView`][pisti_env.SeatView] (inside the AEC env use
         `view_for_agent`) and ``ValueError`` if it is not the
         view's seat's turn.
         """

@@ -5,7 +5,7 @@ on a lone Jack with ``bluff_jack_double``), a challenged one ``2S`` for the clai
 else ``2S`` for the challenger. Leaving the cards aside, challenging pays when the claim is true with probability
 below 3/4, and bluffing pays when the answer is a challenge with probability below 1/3.
 
-Both estimates read only a [`SeatView`][pisti_env.agents.SeatView] (R30–R31):
+Both estimates read only a [`SeatView`][pisti_env.SeatView] (R30–R31):
 
 * `claim_true_probability` — the answering seat: a claimant that holds a card of the
   lone card's rank is assumed always to claim with it (a true claim scores at least what a

@@ -1,7 +1,7 @@
 """The batched form of ``expert`` (`ExpertAgent.act_batch`): the same tie set of best
 cards for a whole batch of the batched engine's observations, ties drawn at random.
 
-Every quantity ``expert`` reads from its [`SeatView`][pisti_env.agents.SeatView] is in the
+Every quantity ``expert`` reads from its [`SeatView`][pisti_env.SeatView] is in the
 seat's observation (R30–R31): its hand, the unseen cards (the card counting), the pile's known
 cards, top card, size and never-turned cards, the hand sizes, the stock and the cards each side
 captured. The rules of thumb (`pisti_env.agents.expert`) are computed for all 52 cards at

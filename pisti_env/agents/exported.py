@@ -252,7 +252,7 @@ class ExportedPolicy:
         self.generator.manual_seed(0 if seed is None else int(seed))
 
     def act(self, view: SeatView | Mapping[str, Any]) -> int:
-        """The action for one decision (a [`SeatView`][pisti_env.agents.SeatView] or the env's observation dict)."""
+        """The action for one decision (a [`SeatView`][pisti_env.SeatView] or the env's observation dict)."""
         import torch
 
         observation = view.observation() if isinstance(view, SeatView) else view

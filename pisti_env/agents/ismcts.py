@@ -6,8 +6,8 @@ player is built, never by ``import pisti_env``.
 Method. OpenSpiel's ``ISMCTSBot`` (``open_spiel.python.algorithms.ismcts``) searches the game
 ``python_pisti`` (`pisti_env.agents.openspiel`) from a state and draws, before each
 simulation, a state its seat cannot tell from that one. The seat's real game is never handed
-over. From the seat's [`SeatView`][pisti_env.agents.SeatView] the player takes one
-determinization ([`SeatView.determinize`][pisti_env.agents.SeatView.determinize]: everything the seat cannot know, R31, dealt
+over. From the seat's [`SeatView`][pisti_env.SeatView] the player takes one
+determinization ([`SeatView.determinize`][pisti_env.SeatView.determinize]: everything the seat cannot know, R31, dealt
 again at random) as the root state, and gives the bot a resampler that deals the hidden cards
 of the root again for every simulation (`PistiState.resample_from_infostate`). A
 determinization depends only on what the seat knows and on the player's own generator, so the

@@ -1,7 +1,7 @@
 """``pimc``: perfect-information Monte Carlo search.
 
 For each of ``n`` determinizations (the hidden cards dealt again at random, consistent with
-what the seat knows: [`SeatView.determinize`][pisti_env.agents.SeatView.determinize]), every legal card is played and the hand is
+what the seat knows: [`SeatView.determinize`][pisti_env.SeatView.determinize]), every legal card is played and the hand is
 rolled out to its end with a fast rollout policy; the card with the best mean score difference
 (own side's hand total minus the mean of the other sides') is played. All cards are rolled out
 in the same worlds with the same rollout seeds (common random numbers), so their comparison is
@@ -33,10 +33,10 @@ from ..views.view import SeatView
 
 
 class WorldView(SeatView):
-    """A seat's view of a world the search dealt itself ([`SeatView.determinize`][pisti_env.agents.SeatView.determinize]), which
+    """A seat's view of a world the search dealt itself ([`SeatView.determinize`][pisti_env.SeatView.determinize]), which
     also hands out that whole world (`world`): nothing real is hidden in a sample, so the
     rollout players may read all of it. `play_out_hand` builds these; a plain
-    [`SeatView`][pisti_env.agents.SeatView] of a real game never hands out the game (R31)."""
+    [`SeatView`][pisti_env.SeatView] of a real game never hands out the game (R31)."""
 
     @property
     def world(self) -> Game:

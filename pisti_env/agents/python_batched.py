@@ -6,7 +6,7 @@ stock-bottom card, any player object).
 ``act_state(state, rows, generator)`` (`StatePlayer`): each game
 ``rows`` of the batched engine's ``state`` becomes a Python [`Game`][pisti_env.game.Game]
 (`pisti_env.batched.to_game.to_games`, the one converter), and the player chooses for its
-seat to move from that seat's [`SeatView`][pisti_env.agents.SeatView], so it knows exactly
+seat to move from that seat's [`SeatView`][pisti_env.SeatView], so it knows exactly
 what the seat may know (R30–R31), as at the Python table. It runs at the player's Python speed,
 one game after another: a batched player (``act_batch``) is far faster where there is one.
 

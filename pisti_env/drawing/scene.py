@@ -3,7 +3,7 @@
 A scene is built in one of two explicit ways, and the drawing (`svg`)
 reads nothing else:
 
-* `seat_table` reads a [`SeatView`][pisti_env.agents.SeatView] and nothing else, so the
+* `seat_table` reads a [`SeatView`][pisti_env.SeatView] and nothing else, so the
   scene holds only what that seat may know (R30–R31): its own hand face up, every other hand as
   backs with a count, the pile's never-turned table cards as backs (R8), a face-down claim card
   as a back unless it is the seat's own or the shown stock-bottom card (R28, R29).

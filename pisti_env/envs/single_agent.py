@@ -3,7 +3,7 @@
 ``gymnasium.make("pisti/Pisti-v0", opponent="expert", num_players=3, bluff=True)`` — the id is
 registered when ``pisti_env`` is imported. The env runs the Python engine
 ([`Game`][pisti_env.game.Game]) directly: the other seats' players choose from their own
-[`SeatView`][pisti_env.agents.SeatView] (what that seat may know and nothing else, R30–R31) until
+[`SeatView`][pisti_env.SeatView] (what that seat may know and nothing else, R30–R31) until
 it is the learner's turn again.
 
 * **Observation**: the same Dict as ``pisti_v0`` gives the learner's seat, byte for byte

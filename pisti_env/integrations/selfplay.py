@@ -82,7 +82,7 @@ class PolicyPlayer:
     """A policy snapshot (``policy(observation) -> action``) as a [`Player`][pisti_env.agents.base.Player].
 
     Args:
-        policy: called with the seat's observation ([`SeatView.observation`][pisti_env.agents.SeatView.observation], the Dict
+        policy: called with the seat's observation ([`SeatView.observation`][pisti_env.SeatView.observation], the Dict
             ``pisti_v0`` gives that seat) and returns an integer-like legal action.
         name: the player's name (harness tables, error messages).
 

@@ -3,7 +3,7 @@ terminal) and ``pisti-replay`` (step through a recorded game).
 
 * `.commands` — what the person types, parsed and checked against the seat's view;
 * `.screen` — the table as the seat may know it (R30–R31), from its
-  [`SeatView`][pisti_env.agents.SeatView] only;
+  [`SeatView`][pisti_env.SeatView] only;
 * `.events` — each move told (who played what, what it took, piştis, claims) and each
   hand's score breakdown;
 * `.hint` — what the shipped policy would play, with its probabilities;

@@ -1,6 +1,6 @@
 """Each move told as the watching seat saw it, and each hand's score breakdown.
 
-`snapshot` keeps the public facts of a [`SeatView`][pisti_env.agents.SeatView] before a
+`snapshot` keeps the public facts of a [`SeatView`][pisti_env.SeatView] before a
 move; `describe_move` compares them with the view after it: who played what, how many
 cards it took, a pişti and its points, a face-down claim and its answer (R29). A face-down card
 is named only to a viewer who may know it (its own player, or a spectator with ``viewer=None``).

@@ -12,7 +12,7 @@ page holds at most `MAX_PAGE_FRAMES` steps (every picture is inline): a larger c
 is refused before anything is drawn.
 
 Frames are drawn from one point of view, chosen when the page is written: a seat's
-(`seat_table`, from its [`SeatView`][pisti_env.agents.SeatView]
+(`seat_table`, from its [`SeatView`][pisti_env.SeatView]
 only, so the page holds nothing that seat may not know, R30–R31: no other hand, no deck, no
 seed, no face-down card it did not play) or all cards open (the spectator's,
 `open_table`).

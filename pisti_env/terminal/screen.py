@@ -1,6 +1,6 @@
 """The table as one seat may know it (R30–R31), drawn with ``rich``.
 
-`render_screen` reads a [`SeatView`][pisti_env.agents.SeatView] and nothing else, so the
+`render_screen` reads a [`SeatView`][pisti_env.SeatView] and nothing else, so the
 screen can hold no card the seat may not know: its own hand (numbered), the pile (its top card,
 the cards everyone saw under it, never-turned table cards as backs, R8), the stock, every other
 hand as a count, per side the captured cards, public points, pişti and bluff points (R30), the

@@ -2,7 +2,7 @@
 
 `PlaySession` seats the person in one seat and players from the registry (or any
 [`Player`][pisti_env.agents.base.Player]) in the others, records the game (`GameRecorder`)
-and shows, from the person's [`SeatView`][pisti_env.agents.SeatView] only: the screen before
+and shows, from the person's [`SeatView`][pisti_env.SeatView] only: the screen before
 each of the person's moves, every move as it happens (with an optional delay), each hand's
 score breakdown and the result. Input comes from ``read_line`` (``input`` at a terminal), so the
 loop runs the same under a test.

@@ -4,7 +4,7 @@ Which cards a seat cannot identify follows from the location codes alone
 (`unknown_codes`), so these counts agree with the observation and
 with [`Game.determinize`][pisti_env.game.Game.determinize]. Each function answers what the named seat could count at the
 table, or what every seat can. They take the whole game, so players never call them: a player
-holds no ``Game``, only a [`SeatView`][pisti_env.agents.SeatView], which exposes them for its
+holds no ``Game``, only a [`SeatView`][pisti_env.SeatView], which exposes them for its
 own seat as cached attributes (``view.unseen``, ``view.unseen_rank_counts``, ...).
 """
 

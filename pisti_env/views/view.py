@@ -1,6 +1,6 @@
 """What one seat may know, as a read-only object: the input of every player (R30–R31).
 
-A [`SeatView`][pisti_env.agents.SeatView] wraps a [`Game`][pisti_env.game.Game] and a seat and answers only
+A [`SeatView`][pisti_env.SeatView] wraps a [`Game`][pisti_env.game.Game] and a seat and answers only
 questions that seat could answer itself at the table (R30): its own hand, the face-up pile,
 every card shown this hand and who played it, the public counters, hand and stock sizes, the
 shown stock-bottom card (R28), the match scores and the settings; with the bluff variant (R29)
@@ -16,7 +16,7 @@ rollouts, in worlds the search dealt itself, read theirs whole (`pisti_env.agent
 
 The harness builds views straight from a ``Game``; inside the PettingZoo environment use
 `view_for_agent`. Players that want the environment's observation vector call
-[`SeatView.observation`][pisti_env.agents.SeatView.observation].
+[`SeatView.observation`][pisti_env.SeatView.observation].
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def encoder_for(settings: Settings) -> ObservationEncoder:
 
 
 def _side_counter(row: Counter, doc: str) -> property:
-    """A read-only [`SeatView`][pisti_env.agents.SeatView] attribute: the game's per-side counter ``row``, every row
+    """A read-only [`SeatView`][pisti_env.SeatView] attribute: the game's per-side counter ``row``, every row
     being public (R30), as a fresh ``list[int]`` indexed by side (zeros for a bluff row of a game
     without the variant, R29)."""
     index = int(row)
@@ -60,7 +60,7 @@ def _side_counter(row: Counter, doc: str) -> property:
 
 
 class ClaimQueries:
-    """The bluff variant's part of [`SeatView`][pisti_env.agents.SeatView] (R29): the pending claim, the face-down
+    """The bluff variant's part of [`SeatView`][pisti_env.SeatView] (R29): the pending claim, the face-down
     card when the seat may know it, the record of this hand's claims and the bluff counters.
     Without the variant there never is a claim and the counters read zeros."""
 
@@ -250,7 +250,7 @@ class SeatView(ClaimQueries):
 
     @cached_property
     def pile_known_points(self) -> int:
-        """Points (R20) of [`pile_known`][pisti_env.agents.SeatView.pile_known]."""
+        """Points (R20) of [`pile_known`][pisti_env.SeatView.pile_known]."""
         return counting.points(self.pile_known)
 
     # ------------------------------------------------------------------ card counting (counting.py)
@@ -261,12 +261,12 @@ class SeatView(ClaimQueries):
 
     @cached_property
     def unseen_rank_counts(self) -> list[int]:
-        """For each rank (0 = A … 12 = K), how many cards of it are [`unseen`][pisti_env.agents.SeatView.unseen]."""
+        """For each rank (0 = A … 12 = K), how many cards of it are [`unseen`][pisti_env.SeatView.unseen]."""
         return counting.rank_counts(self.unseen)
 
     @cached_property
     def unseen_points(self) -> int:
-        """Total points (R20) of the [`unseen`][pisti_env.agents.SeatView.unseen] cards."""
+        """Total points (R20) of the [`unseen`][pisti_env.SeatView.unseen] cards."""
         return counting.points(self.unseen)
 
     def unseen_count_of(self, seat: int) -> int:
@@ -274,7 +274,7 @@ class SeatView(ClaimQueries):
         return counting.unseen_count(self._game, seat)
 
     def unseen_known_by(self, seat: int) -> int:
-        """How many of the [`unseen`][pisti_env.agents.SeatView.unseen] cards ``seat`` can identify (public)."""
+        """How many of the [`unseen`][pisti_env.SeatView.unseen] cards ``seat`` can identify (public)."""
         return counting.unseen_known_by(self._game, self.seat, seat)
 
     @cached_property
@@ -284,7 +284,7 @@ class SeatView(ClaimQueries):
 
     @cached_property
     def played_ranks(self) -> list[int]:
-        """For each rank, how many cards of it are in [`history`][pisti_env.agents.SeatView.history]."""
+        """For each rank, how many cards of it are in [`history`][pisti_env.SeatView.history]."""
         return counting.played_ranks(self._game)
 
     @property
@@ -368,7 +368,7 @@ class SeatView(ClaimQueries):
 
 
 def view_for_agent(env: Any, agent: str) -> SeatView:
-    """The [`SeatView`][pisti_env.agents.SeatView] of ``agent`` (e.g. ``"player_0"``) in a ``pisti_v0`` environment,
+    """The [`SeatView`][pisti_env.SeatView] of ``agent`` (e.g. ``"player_0"``) in a ``pisti_v0`` environment,
     wrapped or not, so the scripted players can play inside the AEC loop.
 
     Raises ``ValueError`` for an unknown agent name or an environment that was not reset.

@@ -12,36 +12,18 @@ the build passing is itself part of the check. Skipped where the ``docs`` extra
 from __future__ import annotations
 
 import html
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mkdocs")
-pytest.importorskip("material")
-pytest.importorskip("mkdocstrings_handlers.python")
+from site_support import built_site  # noqa: F401  (the fixture: one build per session, skipped without the docs extra)
 
 ROOT = Path(__file__).resolve().parents[2]
 # A role as Markdown renders it: the role's text, then its target as code (or still in backticks).
 # A role's name quoted as code (the changelog's <code>:func:</code>) is not one.
 RAW_ROLE = re.compile(r":(?:py:)?(?:func|mod|class|meth|attr|data|exc|obj|const|ref|any):(?:<code>|`[^`])")
 LINK = re.compile(r'<a class="autorefs autorefs-internal"[^>]*\bhref="(?P<href>[^"]*)"[^>]*>(?P<text>.*?)</a>', re.S)
-
-
-# The site is built once for this module; a shared session-wide builder could take its place
-# (the fixture only has to yield the built site's folder).
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-           "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
-    return out
 
 
 def page_text(page: str) -> str:
@@ -55,13 +37,13 @@ def raw_roles(page: str) -> list[str]:
     return [page_text(page[max(0, m.start() - 80):m.end() + 80]) for m in RAW_ROLE.finditer(page)]
 
 
-def test_no_page_shows_a_raw_sphinx_role(site):
-    found = {str(p.relative_to(site)): raw_roles(p.read_text(encoding="utf-8")) for p in sorted(site.rglob("*.html"))}
+def test_no_page_shows_a_raw_sphinx_role(built_site):
+    found = {str(p.relative_to(built_site)): raw_roles(p.read_text(encoding="utf-8")) for p in sorted(built_site.rglob("*.html"))}
     assert {page: roles for page, roles in found.items() if roles} == {}
 
 
-def test_the_api_pages_cross_references_are_links_to_its_entries(site):
-    page = (site / "api" / "index.html").read_text(encoding="utf-8")
+def test_the_api_pages_cross_references_are_links_to_its_entries(built_site):
+    page = (built_site / "api.html").read_text(encoding="utf-8")
     links = [(m.group("href"), page_text(m.group("text"))) for m in LINK.finditer(page)]
     # Every docstring cross-reference on the page points at an entry rendered on it.
     ids = set(re.findall(r'\bid="([^"]+)"', page))
