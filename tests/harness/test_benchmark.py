@@ -228,6 +228,20 @@ def test_cli_plays_the_short_deal_set_and_records_how_the_agent_was_made(tmp_pat
     assert report["tasks"][0]["command"] == "pisti-benchmark random --task pisti-2p --deal-set short"
 
 
+def test_cli_records_the_agents_display_name_and_refuses_a_bad_one_in_one_line(tmp_path, capsys):
+    """--display-name: the leaderboard's short name for the agent (instead of one read from the
+    spec), checked as the leaderboard checks a report's: one line, 1 to MAX_DISPLAY_CHARS characters."""
+    argv = ["random", "--task", "pisti-2p", "--deals", "4", "--quiet", "--out", str(tmp_path)]
+    assert benchmark_main([*argv, "--display-name", "coin flip"]) == 0
+    assert json.loads((tmp_path / "benchmark.json").read_text())["display_name"] == "coin flip"
+    capsys.readouterr()
+    for bad, why in (("  ", "blank"), ("x" * 41, "at most 40 characters"), ("two\nlines", "control characters")):
+        with pytest.raises(SystemExit) as stop:
+            benchmark_main([*argv, "--display-name", bad])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and len(err.strip().splitlines()) == 1 and "--display-name" in err and why in err, err
+
+
 # ---------------------------------------------------------------------------- shipped policies by name
 
 @pytest.mark.parametrize("name", SHIPPED_POLICIES)

@@ -37,21 +37,34 @@ from typing import Any, Sequence
 from pisti_env.tools.flags import ArgumentParser, check_path, fail, non_negative_int, positive_int, torch_device, writable_dir
 
 from .agents import AgentError
+from .display_names import MAX_DISPLAY_CHARS
 from .tasks import DEAL_SETS, FULL, get_task, played_deal_set, task_names
 
 DEVICES = ("cpu", "cuda")
 MAX_MADE_WITH_CHARS = 2000
 
 
-def made_with_text(text: str) -> str:
-    """``--made-with``'s check: one line of text (no control characters: the leaderboard refuses
-    them), at most `MAX_MADE_WITH_CHARS` characters."""
-    if len(text) > MAX_MADE_WITH_CHARS:
-        raise argparse.ArgumentTypeError(f"at most {MAX_MADE_WITH_CHARS} characters, got {len(text)}")
+def _one_line(text: str, limit: int) -> str:
+    """``text`` if it is one line without control characters (the leaderboard refuses them) of at
+    most ``limit`` characters; else the ``ArgumentTypeError`` that says which."""
+    if len(text) > limit:
+        raise argparse.ArgumentTypeError(f"at most {limit} characters, got {len(text)}")
     bad = next((ch for ch in text if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
     if bad is not None:
         raise argparse.ArgumentTypeError(f"one line of text without control characters, got {ascii(bad)} in it")
     return text
+
+
+def made_with_text(text: str) -> str:
+    """``--made-with``'s check: one line of text, at most `MAX_MADE_WITH_CHARS` characters."""
+    return _one_line(text, MAX_MADE_WITH_CHARS)
+
+
+def display_name_text(text: str) -> str:
+    """``--display-name``'s check: a name of 1 to `MAX_DISPLAY_CHARS` characters on one line."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a name of at least one visible character, got a blank one")
+    return _one_line(text, MAX_DISPLAY_CHARS)
 
 
 def _ci(stat: dict[str, Any], scale: float = 1.0, fmt: str = "{:+.2f}") -> str:
@@ -117,6 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--made-with", type=made_with_text, default=None, metavar="COMMAND",
                         help="how the agent was made (e.g. its training command): kept in the report and shown "
                              "on the leaderboard")
+    parser.add_argument("--display-name", type=display_name_text, default=None, metavar="NAME",
+                        help="the agent's short name on the leaderboard (at most "
+                             f"{MAX_DISPLAY_CHARS} characters; default: read from the agent spec, a file's "
+                             "name without its suffix, a factory's function)")
     parser.add_argument("--trust-code", action="store_true",
                         help="allow an agent whose loading runs its own code: an SB3 .zip or RLlib checkpoint "
                              "(pickles) or a module:function factory; give it only for files and modules you trust")
@@ -180,7 +197,8 @@ def _main(args: argparse.Namespace) -> int:
         log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
         report = benchmark(args.agent, tasks, deal_set=args.deal_set, count=args.deals, seed=args.seed,
                            threads=args.threads, workers=args.workers, device=args.device, progress=False,
-                           exploit_budget=args.exploit_budget, exploit_dir=out, made_with=args.made_with, log=log,
+                           exploit_budget=args.exploit_budget, exploit_dir=out, made_with=args.made_with,
+                           display_name=args.display_name, log=log,
                            trust_code=args.trust_code)
     except (ValueError, TypeError, ImportError, OSError, RuntimeError) as err:
         return fail("pisti-benchmark", err, debug=args.debug)

@@ -183,12 +183,14 @@ def benchmark(
     spec: str, tasks: Sequence[Task], *, deal_set: str = FULL, count: int | None = None, seed: int | None = None,
     threads: int = 1, workers: int = 1, device: str = "cpu", progress: bool = False,
     exploit_budget: int | None = None, exploit_dir: str | None = None, made_with: str | None = None,
-    log: Callable[[str], None] | None = None, trust_code: bool = False,
+    display_name: str | None = None, log: Callable[[str], None] | None = None, trust_code: bool = False,
 ) -> dict[str, Any]:
     """The whole report for ``spec`` on ``tasks`` (see `play_task`); ``exploit_budget``:
     also train a best response of that many steps against the agent on each hand task
     (`training.exploit`, slow) and report its edge. ``made_with``: how the agent was made
-    (a training command), kept in the report for the leaderboard."""
+    (a training command), kept in the report for the leaderboard; ``display_name``: the agent's
+    short name there (else read from ``spec``,
+    [display_name][training.benchmark.display_names.display_name])."""
     start = time.perf_counter()
     results = []
     for task in tasks:
@@ -205,6 +207,7 @@ def benchmark(
         "format_version": REPORT_VERSION,
         "agent": spec,
         **({"made_with": made_with} if made_with else {}),
+        **({"display_name": display_name} if display_name else {}),
         "tasks": results,
         "versions": {**versions(), "env_version": ENV_VERSION,
                      "tasks": {r["task"]["name"]: r["task"]["version"] for r in results},
