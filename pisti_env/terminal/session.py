@@ -1,7 +1,7 @@
 """One person's game at the terminal: the loop of ``pisti-play``.
 
 `PlaySession` seats the person in one seat and players from the registry (or any
-[`Player`][pisti_env.agents.base.Player]) in the others, records the game (`GameRecorder`)
+[`Player`][pisti_env.agents.base.Player]) in the others, records the game ([`GameRecorder`][pisti_env.tools.replay.GameRecorder])
 and shows, from the person's [`SeatView`][pisti_env.SeatView] only: the screen before
 each of the person's moves, every move as it happens (with an optional delay), each hand's
 score breakdown and the result. Input comes from ``read_line`` (``input`` at a terminal), so the
@@ -44,7 +44,7 @@ class PlaySession:
         console: where everything is printed.
         read_line: reads one line of input after printing its prompt (``input``); ``EOFError``
             leaves the game like ``q``.
-        sink: receives the replay records (`GameRecorder`).
+        sink: receives the replay records ([`GameRecorder`][pisti_env.tools.replay.GameRecorder]).
         hint: answers ``h`` with a line of text for the person's view, or ``None`` (no hints).
         delay: seconds to wait after each move of another seat.
         seed, deck, dealer: the game's (see [`Game`][pisti_env.game.Game]).

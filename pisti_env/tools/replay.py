@@ -14,7 +14,7 @@ A replay file holds one or more games. Each line is one JSON object with a ``typ
 * ``end``: ``hands``, ``match_scores``, ``winner`` (side or ``null``) and ``complete``
   (``false`` when the game was left before its end, e.g. a person quit ``pisti-play``).
 
-`GameRecorder` builds the game and writes these records as it is played.
+[`GameRecorder`][pisti_env.tools.replay.GameRecorder] builds the game and writes these records as it is played.
 [`read_replays`][pisti_env.tools.replay.read_replays] reads a file back, refusing a malformed or truncated one with a
 [`ReplayError`][pisti_env.tools.replay.ReplayError] naming the line, and [`replay`][pisti_env.tools.replay.replay] (or [`iter_replay`][pisti_env.tools.replay.iter_replay], one record at
 a time) plays a recorded game through the engine again, checking that every deck, hand result
@@ -66,8 +66,12 @@ class GameRecorder:
         players: the player spec (or a name) of each seat, recorded as they are.
         sink: called with each record (a dict) in order: ``list.append``, or
             `line_writer` of an open file.
-        seed, deck, dealer: passed to [`Game`][pisti_env.game.Game] and recorded, so that [`replay`][pisti_env.tools.replay.replay] builds
-            the very same game.
+        seed: the game's seed, passed to [`Game`][pisti_env.game.Game] and recorded (as
+            ``deck`` and ``dealer`` are), so that [`replay`][pisti_env.tools.replay.replay]
+            builds the very same game.
+        deck: the first hand's deck (card ids or text codes, as [`Game`][pisti_env.game.Game]
+            takes it), or ``None`` to shuffle with ``seed``.
+        dealer: the first hand's dealer seat, or ``None`` to draw it from ``seed``.
         meta: anything JSON-able to keep with the game (source, names, versions, seating).
 
     The ``game`` record and the first ``hand`` record are written at once.
@@ -135,7 +139,7 @@ class GameRecorder:
 
 
 def line_writer(stream: TextIO) -> Callable[[Record], None]:
-    """A sink for `GameRecorder` writing each record as a JSON line to ``stream`` and
+    """A sink for [`GameRecorder`][pisti_env.tools.replay.GameRecorder] writing each record as a JSON line to ``stream`` and
     flushing it, so a game left half way still has its lines on disk."""
 
     def write(record: Record) -> None:

@@ -27,7 +27,7 @@ What plays here (`why_not_batched` says why a table does not): single hands
 (`pisti_env.agents.has_batched_form`). Matches deal their later hands from the Python
 game's generator, which the batched engine does not have (it hashes its own decks), so they
 stay on the Python path. Replays of the first games are written by playing the recorded actions
-again on a `GameRecorder`, so they are the games played here.
+again on a [`GameRecorder`][pisti_env.tools.replay.GameRecorder], so they are the games played here.
 """
 
 from __future__ import annotations
@@ -305,7 +305,7 @@ def _attach_replays(
     table: Table, records: list[list[dict[str, Any]]], seeds: list[int], actions: list[list[list[int]]],
     meta: list[dict[str, Any]],
 ) -> None:
-    """Each saved deal's games played again on a `GameRecorder` with the actions taken
+    """Each saved deal's games played again on a [`GameRecorder`][pisti_env.tools.replay.GameRecorder] with the actions taken
     on the batched engine (the same game: same deck, dealer and moves); the records gain their
     ``replay``, and the replayed result must be the batched one."""
     for d, per_seating in enumerate(actions):
