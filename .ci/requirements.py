@@ -25,5 +25,5 @@ def requirements(extra: str) -> list[str]:
 names = [a for a in sys.argv[1:] if a != "--base"]
 found = list(project["dependencies"]) if "--base" in sys.argv else []
 for extra in names:
-    found += [r for r in requirements(extra) if r not in found]
-print(*dict.fromkeys(found), sep="\n")
+    found += requirements(extra)
+print(*dict.fromkeys(found), sep="\n")  # each once, in order

@@ -235,7 +235,8 @@ def test_cli_records_the_agents_display_name_and_refuses_a_bad_one_in_one_line(t
     assert benchmark_main([*argv, "--display-name", "coin flip"]) == 0
     assert json.loads((tmp_path / "benchmark.json").read_text())["display_name"] == "coin flip"
     capsys.readouterr()
-    for bad, why in (("  ", "blank"), ("x" * 41, "at most 40 characters"), ("two\nlines", "control characters")):
+    for bad, why in (("  ", "blank"), ("x" * 41, "at most 40 characters"), ("two\nlines", "control characters"),
+                     ("evil\u202eexe", "control characters")):  # a direction override, which the leaderboard refuses too
         with pytest.raises(SystemExit) as stop:
             benchmark_main([*argv, "--display-name", bad])
         err = capsys.readouterr().err

@@ -31,33 +31,32 @@ import math
 import os
 import signal
 import sys
-import unicodedata
 from typing import Any, Sequence
 
 from pisti_env.tools.flags import ArgumentParser, check_path, fail, non_negative_int, positive_int, torch_device, writable_dir
 
 from .agents import AgentError
 from .display_names import MAX_DISPLAY_CHARS
+from .report_check import MAX_TEXT_CHARS, refused_character
 from .tasks import DEAL_SETS, FULL, get_task, played_deal_set, task_names
 
 DEVICES = ("cpu", "cuda")
-MAX_MADE_WITH_CHARS = 2000
-
-
 def _one_line(text: str, limit: int) -> str:
-    """``text`` if it is one line without control characters (the leaderboard refuses them) of at
-    most ``limit`` characters; else the ``ArgumentTypeError`` that says which."""
+    """``text`` if it is one line of at most ``limit`` characters that the leaderboard takes
+    ([refused_character][training.benchmark.report_check.refused_character] finds nothing);
+    else the ``ArgumentTypeError`` that says which."""
     if len(text) > limit:
         raise argparse.ArgumentTypeError(f"at most {limit} characters, got {len(text)}")
-    bad = next((ch for ch in text if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+    bad = refused_character(text)
     if bad is not None:
         raise argparse.ArgumentTypeError(f"one line of text without control characters, got {ascii(bad)} in it")
     return text
 
 
 def made_with_text(text: str) -> str:
-    """``--made-with``'s check: one line of text, at most `MAX_MADE_WITH_CHARS` characters."""
-    return _one_line(text, MAX_MADE_WITH_CHARS)
+    """``--made-with``'s check: one line of text, at most `MAX_TEXT_CHARS` characters (the
+    leaderboard's bound on a report's texts)."""
+    return _one_line(text, MAX_TEXT_CHARS)
 
 
 def display_name_text(text: str) -> str:

@@ -65,13 +65,20 @@ def _kind(value: Any) -> str:
         type(value), "a number")
 
 
+def refused_character(text: str) -> str | None:
+    """The first character of ``text`` that no page may carry (a control character, a line or
+    paragraph separator, a direction override), or ``None``: the one rule for every text that
+    reaches the leaderboard, checked here on a report and by ``pisti-benchmark``'s flags."""
+    return next((ch for ch in text if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+
+
 def _text(value: Any, path: str, field: str) -> str:
     """``value`` if it is a string of at most `MAX_TEXT_CHARS` without control characters."""
     if not isinstance(value, str):
         raise _bad(path, field, f"must be a string, got {_kind(value)}")
     if len(value) > MAX_TEXT_CHARS:
         raise _bad(path, field, f"is {len(value)} characters long, more than {MAX_TEXT_CHARS}")
-    bad = next((ch for ch in value if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+    bad = refused_character(value)
     if bad is not None:
         raise _bad(path, field, f"holds the control character {ascii(bad)}: refused (a page must not carry it)")
     return value
